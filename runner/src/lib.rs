@@ -1,0 +1,1 @@
+//! icrun: an offline Internet Computer runtime (work in progress).

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds the canisters in release mode into target/canisters/ and checks them: the SQLite
+# canister is converted with wasi2ic, and every canister must import nothing but ic0 and
+# export exactly the Candid service committed beside it (read from the Wasm by
+# candid-extractor). Installs what it lacks (Wasm targets, wasi2ic, candid-extractor).
+# Prints the Wasm sizes and the Candid service.
+#
+# Usage: scripts/build.sh [btree] [sqlite]     (default: both)
+set -euo pipefail
+source "$(dirname "$0")/setup.sh"
+ensure_build_tools
+
+OUT="$ROOT/target/canisters"
+mkdir -p "$OUT"
+RUSTFLAGS="$(wasm_rustflags)"
+export RUSTFLAGS
+
+# cargo_wasm TARGET PACKAGE: a release build of PACKAGE for TARGET, locked to Cargo.lock.
+cargo_wasm() {
+  cargo build --manifest-path "$ROOT/Cargo.toml" --release --locked --target "$1" -p "$2"
+}
+
+build_btree() {
+  log "building the B-tree canister (wasm32-unknown-unknown, release)"
+  cargo_wasm wasm32-unknown-unknown btree-canister
+  cp "$ROOT/target/wasm32-unknown-unknown/release/btree_canister.wasm" "$OUT/btree.wasm"
+}
+
+build_sqlite() {
+  log "building the SQLite canister (wasm32-wasip1, release) and converting it with wasi2ic"
+  cargo_wasm wasm32-wasip1 sqlite-canister
+  wasi2ic "$ROOT/target/wasm32-wasip1/release/sqlite_canister.wasm" "$OUT/sqlite.wasm" >/dev/null
+}
+
+# check CANISTER: only ic0 imports, and the exported Candid equals the committed .did.
+check() {
+  local canister=$1
+  python3 "$ROOT/scripts/wasm_imports.py" --only ic0 "$OUT/$canister.wasm"
+  candid-extractor "$OUT/$canister.wasm" > "$OUT/$canister.did"
+  if ! diff -u "$ROOT/canisters/$canister/$canister.did" "$OUT/$canister.did"; then
+    echo "canisters/$canister/$canister.did differs from the Candid its Wasm exports (diff above)." >&2
+    echo "If the change is intended: UPDATE_CANDID=1 cargo test -p $canister-canister" >&2
+    exit 1
+  fi
+}
+
+canisters=("$@")
+[ ${#canisters[@]} -gt 0 ] || canisters=(btree sqlite)
+for canister in "${canisters[@]}"; do
+  case "$canister" in
+    btree) build_btree ;;
+    sqlite) build_sqlite ;;
+    *) echo "unknown canister '$canister' (btree or sqlite)" >&2; exit 2 ;;
+  esac
+  log "checking $canister: imports and Candid"
+  check "$canister"
+done
+
+log "canister Wasm"
+for canister in "${canisters[@]}"; do
+  printf '%-8s %10d bytes  %s\n' "$canister" "$(stat -c %s "$OUT/$canister.wasm")" \
+    "target/canisters/$canister.wasm"
+done
+log "Candid service (identical for both canisters; types in canisters/*/*.did)"
+sed -n '/^service /,$p' "$OUT/${canisters[0]}.did"

@@ -1,0 +1,45 @@
+# Shared set-up for the project's scripts (sourced, not run): the pinned toolchain with its
+# Wasm targets, and the cargo-installed tools at pinned versions. Installs only what is missing.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export ROOT
+export PATH="$HOME/.cargo/bin:$PATH"
+
+# Tool versions, pinned so a fresh machine builds the same Wasm as the committed results.
+WASI2IC_VERSION="0.2.16"
+CANDID_EXTRACTOR_VERSION="0.1.6"
+
+log() { printf '\n== %s\n' "$*" >&2; }
+
+ensure_toolchain() {
+  if ! command -v rustup >/dev/null; then
+    echo "rustup is needed: https://rustup.rs" >&2
+    return 1
+  fi
+  # rust-toolchain.toml names the version, components and both Wasm targets.
+  (cd "$ROOT" && rustup show active-toolchain >/dev/null 2>&1 || rustup toolchain install)
+  (cd "$ROOT" && rustup target add wasm32-unknown-unknown wasm32-wasip1 >/dev/null)
+  (cd "$ROOT" && rustup component add rustfmt clippy >/dev/null)
+}
+
+# ensure_cargo_tool BINARY CRATE VERSION
+ensure_cargo_tool() {
+  local binary=$1 crate=$2 version=$3
+  if command -v "$binary" >/dev/null && cargo install --list | grep -q "^$crate v$version:"; then
+    return 0
+  fi
+  log "installing $crate $version (cargo install --locked; wasi2ic takes ~20 minutes)"
+  cargo install --locked "$crate" --version "$version"
+}
+
+ensure_build_tools() {
+  ensure_toolchain
+  ensure_cargo_tool wasi2ic wasi2ic "$WASI2IC_VERSION"
+  ensure_cargo_tool candid-extractor candid-extractor "$CANDID_EXTRACTOR_VERSION"
+}
+
+# Build paths are remapped so the Wasm does not depend on where the checkout or the cargo
+# home is: committed instruction counts must reproduce from any clone.
+wasm_rustflags() {
+  printf '%s' "--remap-path-prefix=$ROOT=/userstore --remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo"
+}

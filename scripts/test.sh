@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs every check and test: formatting, clippy (native and Wasm targets), the canister
+# build with its import and Candid checks, then the workspace's tests. Sets itself up on a
+# fresh machine (toolchain, Wasm targets, wasi2ic, candid-extractor).
+set -euo pipefail
+source "$(dirname "$0")/setup.sh"
+ensure_build_tools
+cd "$ROOT"
+
+log "cargo fmt --check"
+cargo fmt --all -- --check
+
+log "cargo clippy (native, all targets)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+log "cargo clippy (canisters for their Wasm targets)"
+RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target wasm32-unknown-unknown \
+  -p btree-canister -- -D warnings
+RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target wasm32-wasip1 \
+  -p sqlite-canister -- -D warnings
+
+log "building the canisters (imports and Candid checked)"
+"$ROOT/scripts/build.sh"
+
+log "cargo test (workspace)"
+cargo test --workspace --locked

@@ -1,0 +1,210 @@
+//! The Candid service both store canisters export, written once.
+//!
+//! A canister holds a [`StoreState`] in a `thread_local!` and invokes
+//! [`export_user_table_api!`](crate::export_user_table_api) with a function that lends it out;
+//! the macro defines every query and update method, so the two canisters' services are
+//! identical by construction.
+
+use crate::access::Writers;
+use crate::error::StoreError;
+use crate::limits;
+use crate::store::{EngineInfo, UserStore};
+use candid::{CandidType, Principal};
+use serde::{Deserialize, Serialize};
+
+/// The limits a caller must respect, as the `config` query reports them.
+#[derive(CandidType, Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest username, in UTF-8 bytes.
+    pub max_username_bytes: u64,
+    /// Most users one batch insert may carry.
+    pub max_batch_size: u64,
+    /// Most users one page may return.
+    pub max_page_size: u64,
+    /// Largest user id.
+    pub max_user_id: u64,
+}
+
+impl Limits {
+    /// The limits this build enforces.
+    pub fn current() -> Self {
+        Self {
+            max_username_bytes: limits::MAX_USERNAME_BYTES as u64,
+            max_batch_size: limits::MAX_BATCH_SIZE as u64,
+            max_page_size: u64::from(limits::MAX_PAGE_SIZE),
+            max_user_id: limits::MAX_USER_ID,
+        }
+    }
+}
+
+/// The reply of the `config` query.
+#[derive(CandidType, Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct CanisterConfig {
+    /// The engine and its configuration.
+    pub engine: EngineInfo,
+    /// Who may write.
+    pub writers: Writers,
+    /// The limits requests must respect.
+    pub limits: Limits,
+}
+
+/// The reply of the `stats` query.
+#[derive(CandidType, Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Stats {
+    /// Users in the table.
+    pub rows: u64,
+    /// Stable memory size in 64 KiB pages.
+    pub stable_memory_pages: u64,
+    /// Wasm heap size in 64 KiB pages.
+    pub heap_pages: u64,
+}
+
+/// A store canister's live state: its store and who may write to it.
+pub struct StoreState<S: UserStore> {
+    store: S,
+    writers: Writers,
+}
+
+impl<S: UserStore> StoreState<S> {
+    /// Wraps an open store.
+    pub fn new(store: S, writers: Writers) -> Self {
+        Self { store, writers }
+    }
+
+    /// The store, for reads (public).
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The store, for writes by `caller`; [`StoreError::Unauthorized`] unless `caller` is a
+    /// writer. `is_controller` is asked only for callers not listed.
+    pub fn store_for_writer(
+        &mut self,
+        caller: Principal,
+        is_controller: impl FnOnce(&Principal) -> bool,
+    ) -> Result<&mut S, StoreError> {
+        self.writers.authorize(caller, is_controller)?;
+        Ok(&mut self.store)
+    }
+
+    /// The `config` query's reply.
+    pub fn config(&self) -> CanisterConfig {
+        CanisterConfig {
+            engine: self.store.describe(),
+            writers: self.writers.clone(),
+            limits: Limits::current(),
+        }
+    }
+
+    /// Gives the store back (to close it before an upgrade).
+    pub fn into_store(self) -> S {
+        self.store
+    }
+}
+
+/// Defines the user-table Candid methods in a canister crate.
+///
+/// `$with_state` must be a function `fn<R>(f: impl FnOnce(&mut StoreState<S>) -> R) -> R`
+/// that lends the canister's state. Storage failures in update methods trap, so the IC
+/// discards everything the failed message changed; every other error is returned as a value.
+/// The canister crate must depend on `ic-cdk` and on this crate under the name `userstore`
+/// (Candid export reads the paths in the signatures, so they are spelled `::userstore::…`).
+#[macro_export]
+macro_rules! export_user_table_api {
+    ($with_state:path) => {
+        fn __userstore_writer_store<S: ::userstore::UserStore, R>(
+            state: &mut ::userstore::service::StoreState<S>,
+            write: impl FnOnce(&mut S) -> Result<R, ::userstore::StoreError>,
+        ) -> Result<R, ::userstore::StoreError> {
+            let caller = ::ic_cdk::api::msg_caller();
+            let store = state.store_for_writer(caller, ::ic_cdk::api::is_controller)?;
+            match write(store) {
+                Err(::userstore::StoreError::Storage { message }) => {
+                    ::ic_cdk::trap(format!("storage failure, message rolled back: {message}"))
+                }
+                result => result,
+            }
+        }
+
+        /// Inserts one user.
+        #[::ic_cdk::update]
+        fn insert_user(user: ::userstore::User) -> Result<(), ::userstore::StoreError> {
+            $with_state(|state| {
+                __userstore_writer_store(state, |store| ::userstore::UserStore::insert(store, user))
+            })
+        }
+
+        /// Inserts a batch of users, all or nothing; returns how many were inserted.
+        #[::ic_cdk::update]
+        fn insert_users(users: Vec<::userstore::User>) -> Result<u64, ::userstore::StoreError> {
+            $with_state(|state| {
+                __userstore_writer_store(state, |store| {
+                    ::userstore::UserStore::insert_batch(store, &users)
+                })
+            })
+        }
+
+        /// Returns one user.
+        #[::ic_cdk::query]
+        fn get_user(id: u64) -> Result<::userstore::User, ::userstore::StoreError> {
+            $with_state(|state| ::userstore::UserStore::get(state.store(), id))
+        }
+
+        /// Returns up to `limit` users in id order after the id `after`.
+        #[::ic_cdk::query]
+        fn list_users(
+            after: Option<u64>,
+            limit: u32,
+        ) -> Result<Vec<::userstore::User>, ::userstore::StoreError> {
+            $with_state(|state| ::userstore::UserStore::page(state.store(), after, limit))
+        }
+
+        /// Changes a username; returns the user as it was before.
+        #[::ic_cdk::update]
+        fn update_username(
+            id: u64,
+            username: String,
+        ) -> Result<::userstore::User, ::userstore::StoreError> {
+            $with_state(|state| {
+                __userstore_writer_store(state, |store| {
+                    ::userstore::UserStore::update_username(store, id, &username)
+                })
+            })
+        }
+
+        /// Deletes a user; returns it.
+        #[::ic_cdk::update]
+        fn delete_user(id: u64) -> Result<::userstore::User, ::userstore::StoreError> {
+            $with_state(|state| {
+                __userstore_writer_store(state, |store| ::userstore::UserStore::delete(store, id))
+            })
+        }
+
+        /// The number of users.
+        #[::ic_cdk::query]
+        fn count_users() -> Result<u64, ::userstore::StoreError> {
+            $with_state(|state| ::userstore::UserStore::count(state.store()))
+        }
+
+        /// The engine, its configuration, the writers and the limits.
+        #[::ic_cdk::query]
+        fn config() -> ::userstore::service::CanisterConfig {
+            $with_state(|state| state.config())
+        }
+
+        /// Rows, stable memory pages and heap pages.
+        #[::ic_cdk::query]
+        fn stats() -> Result<::userstore::service::Stats, ::userstore::StoreError> {
+            let rows = $with_state(|state| ::userstore::UserStore::count(state.store()))?;
+            #[cfg(target_family = "wasm")]
+            let heap_pages = ::core::arch::wasm32::memory_size(0) as u64;
+            #[cfg(not(target_family = "wasm"))]
+            let heap_pages = 0;
+            Ok(::userstore::service::Stats {
+                rows,
+                stable_memory_pages: ::ic_cdk::stable::stable_size(),
+                heap_pages,
+            })
+        }
+    };
+}

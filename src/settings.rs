@@ -1,0 +1,184 @@
+//! A store canister's settings: chosen by the init argument, kept in stable memory, and
+//! changed (or kept) by an upgrade's argument.
+
+use crate::access::Writers;
+use crate::error::StoreError;
+use crate::sqlite::SqliteConfig;
+use crate::store::Engine;
+use candid::{CandidType, Decode, Encode, Principal};
+use ic_stable_structures::storable::Bound;
+use ic_stable_structures::{Memory, StableCell, Storable};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+
+/// The argument of `init` and `post_upgrade` (both optional in Candid).
+#[derive(CandidType, Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct InitArgs {
+    /// Who may write. At install `None` means the installer and the controllers; at upgrade
+    /// `None` keeps the current writers. `Some(list)` means exactly that list.
+    pub writers: Option<Vec<Principal>>,
+    /// The SQLite configuration (SQLite canister only; the B-tree canister refuses one).
+    /// At install `None` means the default configuration (`SqliteConfig::default`); at
+    /// upgrade `None` keeps the current configuration.
+    pub sqlite: Option<SqliteConfig>,
+}
+
+/// What a store canister keeps about itself in stable memory.
+#[derive(CandidType, Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// Who may write.
+    pub writers: Writers,
+    /// The SQLite configuration, for the SQLite engine.
+    pub sqlite: Option<SqliteConfig>,
+}
+
+impl Storable for Settings {
+    const BOUND: Bound = Bound::Unbounded;
+
+    fn to_bytes(&self) -> Cow<'_, [u8]> {
+        Cow::Owned(self.clone().into_bytes())
+    }
+
+    fn into_bytes(self) -> Vec<u8> {
+        // Encoding a value of a Candid type into a fresh buffer cannot fail.
+        Encode!(&self).expect("Settings encode as Candid")
+    }
+
+    fn from_bytes(bytes: Cow<'_, [u8]>) -> Self {
+        // Only `into_bytes` wrote these bytes.
+        Decode!(bytes.as_ref(), Settings).expect("stored Settings decode")
+    }
+}
+
+impl Settings {
+    /// The settings of a fresh install of an `engine` canister by `installer`.
+    pub fn for_install(
+        engine: Engine,
+        args: Option<InitArgs>,
+        installer: Principal,
+    ) -> Result<Self, StoreError> {
+        let args = args.unwrap_or_default();
+        let sqlite = sqlite_config_for(engine, args.sqlite, SqliteConfig::default())?;
+        let writers = match args.writers {
+            Some(principals) => Writers::only(principals),
+            None => Writers::installer_and_controllers(installer),
+        };
+        Ok(Self { writers, sqlite })
+    }
+
+    /// The settings after an upgrade with `args`: what the argument gives, the rest kept.
+    pub fn upgraded(self, engine: Engine, args: Option<InitArgs>) -> Result<Self, StoreError> {
+        let args = args.unwrap_or_default();
+        let current_sqlite = self.sqlite.unwrap_or_default();
+        let sqlite = sqlite_config_for(engine, args.sqlite, current_sqlite)?;
+        let writers = args.writers.map(Writers::only).unwrap_or(self.writers);
+        Ok(Self { writers, sqlite })
+    }
+
+    /// Stores these settings in `memory`, replacing what was there.
+    pub fn save<M: Memory>(&self, memory: M) {
+        StableCell::new(memory, self.clone());
+    }
+
+    /// Loads the settings a previous install saved in `memory`.
+    pub fn load<M: Memory>(memory: M) -> Result<Self, StoreError> {
+        if memory.size() == 0 {
+            return Err(StoreError::invalid_config(
+                "no settings in stable memory: this canister was not installed as a userstore canister",
+            ));
+        }
+        let placeholder = Settings {
+            writers: Writers::only(Vec::new()),
+            sqlite: None,
+        };
+        Ok(StableCell::init(memory, placeholder).get().clone())
+    }
+}
+
+fn sqlite_config_for(
+    engine: Engine,
+    requested: Option<SqliteConfig>,
+    otherwise: SqliteConfig,
+) -> Result<Option<SqliteConfig>, StoreError> {
+    match engine {
+        Engine::StableBTreeMap => match requested {
+            Some(_) => Err(StoreError::invalid_config(
+                "this canister stores users in a StableBTreeMap; it takes no SQLite configuration",
+            )),
+            None => Ok(None),
+        },
+        Engine::Sqlite => {
+            let config = requested.unwrap_or(otherwise);
+            config.validate()?;
+            Ok(Some(config))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sqlite::JournalMode;
+    use ic_stable_structures::VectorMemory;
+
+    fn principal(byte: u8) -> Principal {
+        Principal::from_slice(&[byte; 29])
+    }
+
+    #[test]
+    fn install_defaults_and_round_trip() {
+        let settings = Settings::for_install(Engine::Sqlite, None, principal(1)).unwrap();
+        assert_eq!(
+            settings.writers,
+            Writers::installer_and_controllers(principal(1))
+        );
+        assert_eq!(settings.sqlite, Some(SqliteConfig::default()));
+        let memory = VectorMemory::default();
+        settings.save(memory.clone());
+        assert_eq!(Settings::load(memory).unwrap(), settings);
+    }
+
+    #[test]
+    fn btree_refuses_sqlite_config() {
+        let args = InitArgs {
+            writers: None,
+            sqlite: Some(SqliteConfig::default()),
+        };
+        assert!(matches!(
+            Settings::for_install(Engine::StableBTreeMap, Some(args), principal(1)),
+            Err(StoreError::InvalidConfig { .. })
+        ));
+    }
+
+    #[test]
+    fn upgrade_keeps_what_the_argument_does_not_give() {
+        let installed = Settings::for_install(Engine::Sqlite, None, principal(1)).unwrap();
+        let args = InitArgs {
+            writers: None,
+            sqlite: Some(SqliteConfig::with_journal_mode(JournalMode::Persist)),
+        };
+        let upgraded = installed
+            .clone()
+            .upgraded(Engine::Sqlite, Some(args))
+            .unwrap();
+        assert_eq!(upgraded.writers, installed.writers);
+        assert_eq!(
+            upgraded.sqlite.map(|config| config.journal_mode),
+            Some(JournalMode::Persist)
+        );
+        let writers_only = InitArgs {
+            writers: Some(vec![principal(9)]),
+            sqlite: None,
+        };
+        let upgraded = installed
+            .upgraded(Engine::Sqlite, Some(writers_only))
+            .unwrap();
+        assert_eq!(upgraded.writers, Writers::only(vec![principal(9)]));
+        assert_eq!(upgraded.sqlite, Some(SqliteConfig::default()));
+    }
+
+    #[test]
+    fn loading_from_empty_memory_is_an_error() {
+        assert!(Settings::load(VectorMemory::default()).is_err());
+    }
+}

@@ -1,0 +1,257 @@
+//! The [`SqliteStore`] itself.
+
+use super::pragmas;
+use super::{JournalMode, SqliteConfig};
+use crate::error::StoreError;
+use crate::limits;
+use crate::store::{Engine, EngineInfo, UserStore};
+use crate::user::User;
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
+use std::path::Path;
+
+const CREATE_TABLE: &str =
+    "CREATE TABLE IF NOT EXISTS users (id INTEGER PRIMARY KEY, username TEXT NOT NULL)";
+const INSERT: &str = "INSERT INTO users (id, username) VALUES (?1, ?2)";
+const SELECT_ONE: &str = "SELECT username FROM users WHERE id = ?1";
+const SELECT_PAGE: &str = "SELECT id, username FROM users WHERE id > ?1 ORDER BY id LIMIT ?2";
+const UPDATE: &str = "UPDATE users SET username = ?2 WHERE id = ?1";
+const DELETE: &str = "DELETE FROM users WHERE id = ?1";
+const DELETE_RETURNING: &str = "DELETE FROM users WHERE id = ?1 RETURNING username";
+const COUNT: &str = "SELECT count(*) FROM users";
+
+/// The user table in SQLite. Statements are prepared once per connection and cached.
+pub struct SqliteStore {
+    connection: Connection,
+    config: SqliteConfig,
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the database at `path` with `config`.
+    ///
+    /// Fails with [`StoreError::InvalidConfig`] if SQLite does not apply a setting as asked
+    /// (for example WAL on storage that cannot hold it, or a page size other than the one an
+    /// existing database was created with).
+    pub fn open(path: impl AsRef<Path>, config: SqliteConfig) -> Result<Self, StoreError> {
+        config.validate()?;
+        let connection = Connection::open(path.as_ref())
+            .map_err(|error| StoreError::storage("opening the database", error))?;
+        Self::with_connection(connection, config)
+    }
+
+    /// Opens a private in-memory database (for tests; journal modes other than `Memory` and
+    /// `Off` are refused, as SQLite does not apply them to in-memory databases).
+    pub fn open_in_memory(config: SqliteConfig) -> Result<Self, StoreError> {
+        config.validate()?;
+        let connection = Connection::open_in_memory()
+            .map_err(|error| StoreError::storage("opening the database", error))?;
+        Self::with_connection(connection, config)
+    }
+
+    fn with_connection(connection: Connection, config: SqliteConfig) -> Result<Self, StoreError> {
+        pragmas::apply(&connection, &config)?;
+        connection
+            .execute(CREATE_TABLE, [])
+            .map_err(|error| StoreError::storage("creating the users table", error))?;
+        pragmas::check_page_size(&connection, &config)?;
+        Ok(Self { connection, config })
+    }
+
+    /// Closes the connection, flushing what SQLite holds (a WAL is checkpointed).
+    pub fn close(self) -> Result<(), StoreError> {
+        self.connection
+            .close()
+            .map_err(|(_, error)| StoreError::storage("closing the database", error))
+    }
+
+    /// The configuration the store was opened with (and SQLite confirmed).
+    pub fn config(&self) -> &SqliteConfig {
+        &self.config
+    }
+
+    /// Runs `write` inside one transaction: committed if it returns `Ok`, undone otherwise.
+    ///
+    /// With a journal SQLite rolls back; with [`JournalMode::Off`] it cannot, so `write`
+    /// reports the ids it inserted and they are deleted again before the commit.
+    fn in_transaction<T>(
+        &mut self,
+        write: impl FnOnce(&Connection, &mut Vec<i64>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let connection = &self.connection;
+        connection
+            .execute_batch("BEGIN")
+            .map_err(|error| StoreError::storage("beginning a transaction", error))?;
+        let mut inserted_ids = Vec::new();
+        match write(connection, &mut inserted_ids) {
+            Ok(value) => {
+                connection
+                    .execute_batch("COMMIT")
+                    .map_err(|error| StoreError::storage("committing", error))?;
+                Ok(value)
+            }
+            Err(error) => {
+                self.undo(&inserted_ids)?;
+                Err(error)
+            }
+        }
+    }
+
+    fn undo(&self, inserted_ids: &[i64]) -> Result<(), StoreError> {
+        let connection = &self.connection;
+        if self.config.journal_mode == JournalMode::Off {
+            let mut delete = connection
+                .prepare_cached(DELETE)
+                .map_err(|error| StoreError::storage("preparing DELETE", error))?;
+            for id in inserted_ids {
+                delete
+                    .execute([id])
+                    .map_err(|error| StoreError::storage("undoing a batch", error))?;
+            }
+            connection
+                .execute_batch("COMMIT")
+                .map_err(|error| StoreError::storage("committing an undone batch", error))
+        } else {
+            connection
+                .execute_batch("ROLLBACK")
+                .map_err(|error| StoreError::storage("rolling back", error))
+        }
+    }
+}
+
+/// Converts a checked id to SQLite's rowid type. [`limits::check_id`] guarantees the
+/// conversion; ids past it (only possible in lookups) map to `None`.
+fn to_rowid(id: u64) -> Option<i64> {
+    i64::try_from(id).ok()
+}
+
+/// Inserts one row with the cached INSERT; a primary-key clash is [`StoreError::DuplicateId`].
+fn insert_row(connection: &Connection, user: &User, rowid: i64) -> Result<(), StoreError> {
+    let mut insert = connection
+        .prepare_cached(INSERT)
+        .map_err(|error| StoreError::storage("preparing INSERT", error))?;
+    match insert.execute(params![rowid, user.username]) {
+        Ok(_) => Ok(()),
+        Err(rusqlite::Error::SqliteFailure(failure, _))
+            if failure.code == ErrorCode::ConstraintViolation =>
+        {
+            Err(StoreError::DuplicateId { id: user.id })
+        }
+        Err(error) => Err(StoreError::storage("inserting a user", error)),
+    }
+}
+
+fn read_user(connection: &Connection, id: u64) -> Result<Option<User>, StoreError> {
+    let Some(rowid) = to_rowid(id) else {
+        return Ok(None);
+    };
+    let mut select = connection
+        .prepare_cached(SELECT_ONE)
+        .map_err(|error| StoreError::storage("preparing SELECT", error))?;
+    select
+        .query_row([rowid], |row| row.get::<_, String>(0))
+        .optional()
+        .map(|username| username.map(|username| User { id, username }))
+        .map_err(|error| StoreError::storage("reading a user", error))
+}
+
+impl UserStore for SqliteStore {
+    fn insert(&mut self, user: User) -> Result<(), StoreError> {
+        limits::check_user(&user)?;
+        let rowid = to_rowid(user.id).ok_or(StoreError::invalid_input("id out of range"))?;
+        // A single-row INSERT is atomic by itself: a clash is detected before any write.
+        insert_row(&self.connection, &user, rowid)
+    }
+
+    fn insert_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
+        limits::check_batch(users)?;
+        self.in_transaction(|connection, inserted_ids| {
+            for user in users {
+                let rowid =
+                    to_rowid(user.id).ok_or(StoreError::invalid_input("id out of range"))?;
+                insert_row(connection, user, rowid)?;
+                inserted_ids.push(rowid);
+            }
+            Ok(users.len() as u64)
+        })
+    }
+
+    fn get(&self, id: u64) -> Result<User, StoreError> {
+        read_user(&self.connection, id)?.ok_or(StoreError::NotFound { id })
+    }
+
+    fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError> {
+        limits::check_page_size(limit)?;
+        let after_rowid = match after {
+            None => -1,
+            Some(id) => match to_rowid(id) {
+                Some(rowid) => rowid,
+                None => return Ok(Vec::new()),
+            },
+        };
+        let mut select = self
+            .connection
+            .prepare_cached(SELECT_PAGE)
+            .map_err(|error| StoreError::storage("preparing SELECT", error))?;
+        let rows = select
+            .query_map(params![after_rowid, limit], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+            })
+            .map_err(|error| StoreError::storage("reading a page", error))?;
+        rows.map(|row| {
+            let (rowid, username) =
+                row.map_err(|error| StoreError::storage("reading a page", error))?;
+            let id = u64::try_from(rowid)
+                .map_err(|_| StoreError::storage("reading a page", "negative id in table"))?;
+            Ok(User { id, username })
+        })
+        .collect()
+    }
+
+    fn update_username(&mut self, id: u64, username: &str) -> Result<User, StoreError> {
+        limits::check_username(username)?;
+        let previous = read_user(&self.connection, id)?.ok_or(StoreError::NotFound { id })?;
+        let rowid = to_rowid(id).ok_or(StoreError::NotFound { id })?;
+        let mut update = self
+            .connection
+            .prepare_cached(UPDATE)
+            .map_err(|error| StoreError::storage("preparing UPDATE", error))?;
+        update
+            .execute(params![rowid, username])
+            .map_err(|error| StoreError::storage("updating a user", error))?;
+        Ok(previous)
+    }
+
+    fn delete(&mut self, id: u64) -> Result<User, StoreError> {
+        let Some(rowid) = to_rowid(id) else {
+            return Err(StoreError::NotFound { id });
+        };
+        let mut delete = self
+            .connection
+            .prepare_cached(DELETE_RETURNING)
+            .map_err(|error| StoreError::storage("preparing DELETE", error))?;
+        delete
+            .query_row([rowid], |row| row.get::<_, String>(0))
+            .optional()
+            .map_err(|error| StoreError::storage("deleting a user", error))?
+            .map(|username| User { id, username })
+            .ok_or(StoreError::NotFound { id })
+    }
+
+    fn count(&self) -> Result<u64, StoreError> {
+        let mut count = self
+            .connection
+            .prepare_cached(COUNT)
+            .map_err(|error| StoreError::storage("preparing COUNT", error))?;
+        let rows: i64 = count
+            .query_row([], |row| row.get(0))
+            .map_err(|error| StoreError::storage("counting users", error))?;
+        u64::try_from(rows).map_err(|_| StoreError::storage("counting users", "negative count"))
+    }
+
+    fn describe(&self) -> EngineInfo {
+        EngineInfo {
+            engine: Engine::Sqlite,
+            engine_version: format!("SQLite {}", rusqlite::version()),
+            sqlite: Some(self.config.clone()),
+        }
+    }
+}

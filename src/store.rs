@@ -1,0 +1,59 @@
+//! The one seam: the user-table API both engines implement.
+
+use crate::error::StoreError;
+use crate::sqlite::SqliteConfig;
+use crate::user::User;
+use candid::CandidType;
+use serde::{Deserialize, Serialize};
+
+/// Which storage engine a store uses.
+#[derive(CandidType, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// ic-stable-structures' `StableBTreeMap<u64, Username>`.
+    StableBTreeMap,
+    /// SQLite, one `users` table.
+    Sqlite,
+}
+
+/// What a store is and how it is configured, as reported by the canisters' `config` query.
+#[derive(CandidType, Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct EngineInfo {
+    /// The engine.
+    pub engine: Engine,
+    /// The engine's version (`ic-stable-structures` crate version, or SQLite library version).
+    pub engine_version: String,
+    /// The SQLite configuration in force, for the SQLite engine.
+    pub sqlite: Option<SqliteConfig>,
+}
+
+/// A table of [`User`]s keyed by id.
+///
+/// Every method validates its input before it writes: a call that returns an error other
+/// than [`StoreError::Storage`] has changed nothing. Batch inserts are all or nothing.
+pub trait UserStore {
+    /// Inserts one user; [`StoreError::DuplicateId`] if the id exists.
+    fn insert(&mut self, user: User) -> Result<(), StoreError>;
+
+    /// Inserts a batch in one transaction: every user or, on any error, none.
+    /// Returns the number of users inserted.
+    fn insert_batch(&mut self, users: &[User]) -> Result<u64, StoreError>;
+
+    /// Returns the user with this id, or [`StoreError::NotFound`].
+    fn get(&self, id: u64) -> Result<User, StoreError>;
+
+    /// Returns up to `limit` users in ascending id order, starting after the id `after`
+    /// (from the smallest id when `None`). Fewer than `limit` users means the end was reached.
+    fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError>;
+
+    /// Replaces a user's username and returns the user as it was before.
+    fn update_username(&mut self, id: u64, username: &str) -> Result<User, StoreError>;
+
+    /// Deletes a user and returns it.
+    fn delete(&mut self, id: u64) -> Result<User, StoreError>;
+
+    /// The number of users.
+    fn count(&self) -> Result<u64, StoreError>;
+
+    /// The engine and its configuration.
+    fn describe(&self) -> EngineInfo;
+}

@@ -1,0 +1,117 @@
+//! Every engine configuration under test, behind one interface that can also reopen the
+//! store from its storage (what a canister upgrade does).
+
+use crate::sqlite::{JournalMode, SqliteConfig, SqliteStore};
+use crate::{BTreeStore, UserStore};
+use ic_stable_structures::VectorMemory;
+use tempfile::TempDir;
+
+/// A store under test.
+pub trait Harness {
+    fn name(&self) -> String;
+    fn store(&mut self) -> &mut dyn UserStore;
+    /// Drops the store and opens it again from the same storage.
+    fn reopen(&mut self);
+}
+
+pub struct BTreeHarness {
+    memory: VectorMemory,
+    store: BTreeStore<VectorMemory>,
+}
+
+impl BTreeHarness {
+    pub fn new() -> Self {
+        let memory = VectorMemory::default();
+        let store = BTreeStore::init(memory.clone());
+        Self { memory, store }
+    }
+}
+
+impl Harness for BTreeHarness {
+    fn name(&self) -> String {
+        "btree".into()
+    }
+    fn store(&mut self) -> &mut dyn UserStore {
+        &mut self.store
+    }
+    fn reopen(&mut self) {
+        self.store = BTreeStore::init(self.memory.clone());
+    }
+}
+
+/// SQLite on a database file in a temporary directory.
+pub struct SqliteFileHarness {
+    directory: TempDir,
+    config: SqliteConfig,
+    store: Option<SqliteStore>,
+}
+
+impl SqliteFileHarness {
+    pub fn new(journal_mode: JournalMode) -> Self {
+        let directory = tempfile::tempdir().expect("temporary directory");
+        let config = SqliteConfig::with_journal_mode(journal_mode);
+        let store = SqliteStore::open(directory.path().join("users.db"), config.clone())
+            .expect("open sqlite file store");
+        Self {
+            directory,
+            config,
+            store: Some(store),
+        }
+    }
+}
+
+impl Harness for SqliteFileHarness {
+    fn name(&self) -> String {
+        format!("sqlite file {:?}", self.config.journal_mode)
+    }
+    fn store(&mut self) -> &mut dyn UserStore {
+        self.store.as_mut().expect("store is open")
+    }
+    fn reopen(&mut self) {
+        if let Some(store) = self.store.take() {
+            store.close().expect("close");
+        }
+        let path = self.directory.path().join("users.db");
+        self.store = Some(SqliteStore::open(path, self.config.clone()).expect("reopen"));
+    }
+}
+
+/// SQLite in memory: reopening is not possible, so `reopen` keeps the store.
+pub struct SqliteMemoryHarness {
+    journal_mode: JournalMode,
+    store: SqliteStore,
+}
+
+impl SqliteMemoryHarness {
+    pub fn new(journal_mode: JournalMode) -> Self {
+        let store = SqliteStore::open_in_memory(SqliteConfig::with_journal_mode(journal_mode))
+            .expect("open in-memory store");
+        Self {
+            journal_mode,
+            store,
+        }
+    }
+}
+
+impl Harness for SqliteMemoryHarness {
+    fn name(&self) -> String {
+        format!("sqlite in-memory {:?}", self.journal_mode)
+    }
+    fn store(&mut self) -> &mut dyn UserStore {
+        &mut self.store
+    }
+    fn reopen(&mut self) {}
+}
+
+/// One harness of every engine configuration the library supports natively.
+pub fn all_harnesses() -> Vec<Box<dyn Harness>> {
+    let mut harnesses: Vec<Box<dyn Harness>> = vec![
+        Box::new(BTreeHarness::new()),
+        Box::new(SqliteMemoryHarness::new(JournalMode::Memory)),
+        Box::new(SqliteMemoryHarness::new(JournalMode::Off)),
+    ];
+    for journal_mode in JournalMode::ALL {
+        harnesses.push(Box::new(SqliteFileHarness::new(journal_mode)));
+    }
+    harnesses
+}
