@@ -16,10 +16,11 @@ ensure_toolchain() {
     echo "rustup is needed: https://rustup.rs" >&2
     return 1
   fi
-  # rust-toolchain.toml names the version, components and both Wasm targets.
-  (cd "$ROOT" && rustup show active-toolchain >/dev/null 2>&1 || rustup toolchain install)
-  (cd "$ROOT" && rustup target add wasm32-unknown-unknown wasm32-wasip1 >/dev/null)
-  (cd "$ROOT" && rustup component add rustfmt clippy >/dev/null)
+  # rust-toolchain.toml names the version, components and both Wasm targets; installing
+  # them again is a no-op.
+  (cd "$ROOT" && rustup toolchain install >/dev/null \
+    && rustup target add wasm32-unknown-unknown wasm32-wasip1 >/dev/null 2>&1 \
+    && rustup component add rustfmt clippy >/dev/null 2>&1)
 }
 
 # ensure_cargo_tool BINARY CRATE VERSION
@@ -29,7 +30,7 @@ ensure_cargo_tool() {
     return 0
   fi
   log "installing $crate $version (cargo install --locked; wasi2ic takes ~20 minutes)"
-  cargo install --locked "$crate" --version "$version"
+  (cd "$ROOT" && cargo install --locked "$crate" --version "$version")
 }
 
 ensure_build_tools() {

@@ -208,3 +208,62 @@ macro_rules! export_user_table_api {
         }
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BTreeStore, User};
+    use ic_stable_structures::VectorMemory;
+
+    fn principal(byte: u8) -> Principal {
+        Principal::from_slice(&[byte; 29])
+    }
+
+    fn state() -> StoreState<BTreeStore<VectorMemory>> {
+        let store = BTreeStore::init(VectorMemory::default());
+        StoreState::new(store, Writers::installer_and_controllers(principal(1)))
+    }
+
+    #[test]
+    fn a_stranger_cannot_write_and_changes_nothing() {
+        let mut state = state();
+        let denied = state
+            .store_for_writer(principal(2), |_| false)
+            .map(|store| store.insert(User::new(1, "x")));
+        assert_eq!(
+            denied.err(),
+            Some(StoreError::Unauthorized {
+                caller: principal(2)
+            })
+        );
+        assert_eq!(state.store().count(), Ok(0));
+    }
+
+    #[test]
+    fn writers_and_controllers_can_write() {
+        let mut state = state();
+        let by_installer = state.store_for_writer(principal(1), |_| false);
+        assert_eq!(
+            by_installer.map(|store| store.insert(User::new(1, "a"))),
+            Ok(Ok(()))
+        );
+        let by_controller = state.store_for_writer(principal(5), |_| true);
+        assert_eq!(
+            by_controller.map(|store| store.insert(User::new(2, "b"))),
+            Ok(Ok(()))
+        );
+        assert_eq!(state.store().count(), Ok(2));
+    }
+
+    #[test]
+    fn config_reports_engine_writers_and_limits() {
+        let config = state().config();
+        assert_eq!(config.engine.engine, crate::Engine::StableBTreeMap);
+        assert_eq!(config.writers.principals, vec![principal(1)]);
+        assert_eq!(
+            config.limits.max_batch_size,
+            crate::limits::MAX_BATCH_SIZE as u64
+        );
+        assert_eq!(config.limits.max_username_bytes, 128);
+    }
+}
