@@ -68,10 +68,11 @@ impl<M: Memory> BTreeStore<M> {
 impl<M: Memory> UserStore for BTreeStore<M> {
     fn insert(&mut self, user: User) -> Result<(), StoreError> {
         limits::check_user(&user)?;
-        if self.users.contains_key(&user.id) {
+        // One B-tree operation on the happy path; a clash puts the old value back.
+        if let Some(previous) = self.users.insert(user.id, Username(user.username)) {
+            self.users.insert(user.id, previous);
             return Err(StoreError::DuplicateId { id: user.id });
         }
-        self.users.insert(user.id, Username(user.username));
         Ok(())
     }
 

@@ -1,1 +1,26 @@
-//! icrun: an offline Internet Computer runtime (work in progress).
+//! icrun: an offline Internet Computer runtime that meters instructions as the
+//! replica does (see `ic-metering.md` in the shared notes).
+//!
+//! - [`instrument`] rewrites a canister module with the replica's metering,
+//!   using the costs of [`cost`] and the basic blocks of [`partition`];
+//! - [`system_api`] provides the ic0 imports over the [`state`] of a canister,
+//!   with stable memory in [`stable`];
+//! - [`canister`] gives the message semantics (install, update, query, upgrade,
+//!   rollback), on top of [`live`] instances and [`heap`] snapshots (with
+//!   copy-on-write tracking of heap writes in [`write_tracker`]);
+//! - [`candid_io`] converts Candid text to bytes and back for the CLI.
+
+pub mod candid_io;
+pub mod canister;
+pub mod cost;
+pub mod heap;
+pub mod instrument;
+pub mod live;
+pub mod partition;
+pub mod stable;
+pub mod state;
+pub mod system_api;
+pub mod write_tracker;
+
+pub use canister::{CallResult, Canister, InstallError, Reject, RejectCode};
+pub use state::{Env, Limits, MessageKind, ANONYMOUS};

@@ -1,0 +1,364 @@
+//! One instantiated, instrumented module and the operations a message needs on
+//! it: set and read the instruction counter, call an export, snapshot and
+//! restore the Wasm state.
+
+use crate::heap::{MemoryGrew, Snapshot};
+use crate::instrument::{
+    instrument, InstrumentError, Instrumented, COUNTER_EXPORT, GLOBAL_EXPORT_PREFIX, MEMORY_EXPORT,
+};
+use crate::state::{HostState, HostTrap};
+use crate::write_tracker::WriteTracker;
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex, OnceLock};
+use wasmtime::{Config, Engine, Instance, Linker, Module, Store, Val};
+
+/// Compiled modules kept per process (compiling a canister takes seconds).
+const MAX_CACHED_MODULES: usize = 16;
+
+/// The engine every canister of this process shares, so that a compiled
+/// module can serve several canisters and upgrades.
+pub fn shared_engine() -> Result<Engine, LoadError> {
+    static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
+    ENGINE
+        .get_or_init(|| {
+            let mut config = Config::new();
+            // Linear memories never move when they grow: the write tracker
+            // protects a fixed address range (a 32-bit memory is reserved
+            // whole, 4 GiB, ic-metering.md §5).
+            config.memory_may_move(false);
+            // Deterministic floats, as the replica configures its engine.
+            config.cranelift_nan_canonicalization(true);
+            Engine::new(&config).map_err(|e| format!("{e:#}"))
+        })
+        .clone()
+        .map_err(LoadError::Wasm)
+}
+
+type ModuleCache = Mutex<HashMap<u64, Arc<Loaded>>>;
+
+fn module_cache() -> &'static ModuleCache {
+    static CACHE: OnceLock<ModuleCache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn wasm_key(wasm: &[u8]) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    wasm.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Why a module could not be installed.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The module could not be instrumented.
+    Instrument(InstrumentError),
+    /// The module imports something the runtime does not provide (the IC
+    /// rejects such a module at install).
+    UnknownImport {
+        /// Import module, e.g. `ic0`.
+        module: String,
+        /// Import name.
+        name: String,
+    },
+    /// wasmtime rejected the module or could not instantiate it.
+    Wasm(String),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Instrument(e) => write!(f, "{e}"),
+            LoadError::UnknownImport { module, name } => write!(
+                f,
+                "Wasm module has an invalid import section. Module imports function '{name}' from '{module}' that is not exported by the runtime."
+            ),
+            LoadError::Wasm(msg) => write!(f, "Wasm module could not be loaded: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// A compiled, instrumented module, shared by all instances of it.
+pub struct Loaded {
+    /// The module as given (its custom sections are read from here).
+    pub original: Vec<u8>,
+    /// Facts from the instrumentation.
+    pub info: Instrumented,
+    /// The compiled instrumented module.
+    pub module: Module,
+    /// Export names of the mutable globals (`__icrun_global_<i>`).
+    pub global_exports: Vec<String>,
+}
+
+impl Loaded {
+    /// Instruments and compiles `wasm`, and checks every import is provided by `linker`.
+    pub fn new(
+        engine: &Engine,
+        linker: &Linker<HostState>,
+        wasm: &[u8],
+    ) -> Result<Arc<Loaded>, LoadError> {
+        let info = instrument(wasm).map_err(LoadError::Instrument)?;
+        let module =
+            Module::new(engine, &info.wasm).map_err(|e| LoadError::Wasm(format!("{e:#}")))?;
+        let mut probe = Store::new(engine, HostState::default());
+        for import in module.imports() {
+            if linker.get_by_import(&mut probe, &import).is_none() {
+                return Err(LoadError::UnknownImport {
+                    module: import.module().to_string(),
+                    name: import.name().to_string(),
+                });
+            }
+        }
+        let global_exports = module
+            .exports()
+            .filter(|e| e.name().starts_with(GLOBAL_EXPORT_PREFIX))
+            .map(|e| e.name().to_string())
+            .collect();
+        Ok(Arc::new(Loaded {
+            original: wasm.to_vec(),
+            info,
+            module,
+            global_exports,
+        }))
+    }
+
+    /// Like [`Loaded::new`], reusing the compiled module when the same bytes
+    /// were loaded before in this process on `engine` (which must be
+    /// [`shared_engine`]; `linker` must come from [`crate::system_api::register`]).
+    pub fn cached(
+        engine: &Engine,
+        linker: &Linker<HostState>,
+        wasm: &[u8],
+    ) -> Result<Arc<Loaded>, LoadError> {
+        let key = wasm_key(wasm);
+        if let Ok(cache) = module_cache().lock() {
+            if let Some(hit) = cache.get(&key).filter(|l| l.original == wasm) {
+                return Ok(Arc::clone(hit));
+            }
+        }
+        let loaded = Loaded::new(engine, linker, wasm)?;
+        if let Ok(mut cache) = module_cache().lock() {
+            if cache.len() >= MAX_CACHED_MODULES {
+                cache.clear();
+            }
+            cache.insert(key, Arc::clone(&loaded));
+        }
+        Ok(loaded)
+    }
+
+    /// Names of the exported functions starting with `prefix`, prefix removed.
+    pub fn exported_functions(&self, prefix: &str) -> Vec<String> {
+        self.module
+            .exports()
+            .filter(|e| e.ty().func().is_some())
+            .filter_map(|e| e.name().strip_prefix(prefix).map(str::to_string))
+            .collect()
+    }
+
+    /// Whether the module exports a function named `name`.
+    pub fn exports_function(&self, name: &str) -> bool {
+        self.module
+            .get_export(name)
+            .is_some_and(|e| e.func().is_some())
+    }
+}
+
+/// How a call into the canister failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The instruction counter went negative.
+    OutOfInstructions,
+    /// Any other trap, with the replica-style message.
+    Trap(String),
+}
+
+/// An instance of a [`Loaded`] module in its own store.
+pub struct Live {
+    /// The store; its data is the canister's [`HostState`].
+    pub store: Store<HostState>,
+    /// The instance.
+    pub instance: Instance,
+    /// The module it instantiates.
+    pub loaded: Arc<Loaded>,
+    /// Write tracking of the heap, where the system supports it.
+    tracker: Option<Arc<WriteTracker>>,
+}
+
+impl Live {
+    /// Instantiates `loaded` in a new store holding `state`; on failure the
+    /// state is handed back.
+    pub fn new(
+        engine: &Engine,
+        linker: &Linker<HostState>,
+        loaded: Arc<Loaded>,
+        state: HostState,
+    ) -> Result<Live, Box<(LoadError, HostState)>> {
+        let mut store = Store::new(engine, state);
+        let instance = match linker.instantiate(&mut store, &loaded.module) {
+            Ok(instance) => instance,
+            Err(e) => {
+                return Err(Box::new((
+                    LoadError::Wasm(format!("{e:#}")),
+                    store.into_data(),
+                )))
+            }
+        };
+        let counter = instance.get_global(&mut store, COUNTER_EXPORT);
+        let memory = instance.get_memory(&mut store, MEMORY_EXPORT);
+        store.data_mut().counter = counter;
+        store.data_mut().memory = memory;
+        let tracker = install_write_tracker(&mut store);
+        Ok(Live {
+            store,
+            instance,
+            loaded,
+            tracker,
+        })
+    }
+
+    /// Sets the instruction counter (the message's remaining budget).
+    pub fn set_counter(&mut self, value: i64) {
+        if let Some(counter) = self.store.data().counter {
+            // The counter is a mutable i64 global the instrumentation created.
+            let _ = counter.set(&mut self.store, Val::I64(value));
+        }
+    }
+
+    /// Current value of the instruction counter.
+    pub fn counter(&mut self) -> i64 {
+        match self.store.data().counter {
+            Some(counter) => counter.get(&mut self.store).i64().unwrap_or(0),
+            None => 0,
+        }
+    }
+
+    /// Calls the exported function `name` (type `[] -> []`).
+    pub fn call(&mut self, name: &str) -> Result<(), Failure> {
+        let func = self
+            .instance
+            .get_typed_func::<(), ()>(&mut self.store, name)
+            .map_err(|e| Failure::Trap(format!("Canister export '{name}' is unusable: {e}")))?;
+        func.call(&mut self.store, ()).map_err(failure_of)
+    }
+
+    /// Starts a message: records what is needed to undo it (see [`Snapshot`]).
+    pub fn begin(&mut self) -> Snapshot {
+        Snapshot::take(
+            &mut self.store,
+            &self.instance,
+            &self.loaded.global_exports,
+            self.tracker.as_ref(),
+        )
+    }
+
+    /// Heap pages dirtied since `snapshot` was taken (before [`Live::finish`]).
+    pub fn dirty_pages(&self, snapshot: &Snapshot) -> u64 {
+        snapshot.dirty_pages(&self.store, self.tracker.as_ref())
+    }
+
+    /// Ends write tracking; the message's writes stay undoable.
+    pub fn finish(&mut self, snapshot: &Snapshot) {
+        snapshot.finish(self.tracker.as_ref());
+    }
+
+    /// Keeps the message's writes.
+    pub fn commit(&mut self, snapshot: &Snapshot) {
+        snapshot.commit(self.tracker.as_ref());
+    }
+
+    /// Undoes the message; fails if the memory grew (see [`MemoryGrew`]).
+    pub fn restore(&mut self, snapshot: &Snapshot) -> Result<(), MemoryGrew> {
+        snapshot.restore(&mut self.store, &self.instance, self.tracker.as_ref())
+    }
+
+    /// The first `len` bytes of the heap.
+    pub fn heap_prefix(&self, len: usize) -> Vec<u8> {
+        match self.store.data().memory {
+            Some(memory) => memory.data(&self.store).get(..len).unwrap_or(&[]).to_vec(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Puts `heap` (the old instance's restored heap, see [`Live::restore`])
+    /// and the globals of `snapshot` into this fresh instance.
+    pub fn adopt(&mut self, heap: &[u8], snapshot: &Snapshot) -> Result<(), MemoryGrew> {
+        snapshot.restore_into_fresh(heap, &mut self.store, &self.instance)
+    }
+
+    /// Current heap size in bytes.
+    pub fn heap_bytes(&self) -> usize {
+        match self.store.data().memory {
+            Some(memory) => memory.data_size(&self.store),
+            None => 0,
+        }
+    }
+
+    /// Takes the host state out, leaving a default one (the store is then unusable).
+    pub fn take_state(&mut self) -> HostState {
+        std::mem::take(self.store.data_mut())
+    }
+}
+
+/// Installs the copy-on-write fault handler on `store` where supported.
+#[cfg(unix)]
+fn install_write_tracker(store: &mut Store<HostState>) -> Option<Arc<WriteTracker>> {
+    use wasmtime::unix::StoreExt;
+    if !WriteTracker::supported() {
+        return None;
+    }
+    let tracker = Arc::new(WriteTracker::new());
+    let in_handler = Arc::clone(&tracker);
+    let handler =
+        move |signal: libc::c_int, info: *const libc::siginfo_t, _: *const libc::c_void| {
+            if signal != libc::SIGSEGV && signal != libc::SIGBUS {
+                return false;
+            }
+            // SAFETY: the kernel passes a valid siginfo for SIGSEGV/SIGBUS.
+            let address = unsafe { (*info).si_addr() } as usize;
+            in_handler.on_fault(address)
+        };
+    // SAFETY: the handler only resolves faults inside the tracked memory of
+    // this store (see `WriteTracker`) and declines every other fault.
+    unsafe { store.set_signal_handler(handler) };
+    Some(tracker)
+}
+
+/// Without Unix signals there is no write tracking: snapshots copy the heap.
+#[cfg(not(unix))]
+fn install_write_tracker(_store: &mut Store<HostState>) -> Option<Arc<WriteTracker>> {
+    None
+}
+
+/// Converts a wasmtime error from a call into the replica's kind of message.
+fn failure_of(error: wasmtime::Error) -> Failure {
+    if let Some(host) = error.downcast_ref::<HostTrap>() {
+        return match host {
+            HostTrap::OutOfInstructions => Failure::OutOfInstructions,
+            other => Failure::Trap(other.to_string()),
+        };
+    }
+    if let Some(trap) = error.downcast_ref::<wasmtime::Trap>() {
+        return Failure::Trap(format!("Canister trapped: {}", trap_text(trap)));
+    }
+    Failure::Trap(format!("Canister trapped: {error}"))
+}
+
+/// The replica's wording of a Wasm trap.
+fn trap_text(trap: &wasmtime::Trap) -> String {
+    use wasmtime::Trap;
+    match trap {
+        Trap::UnreachableCodeReached => "unreachable".into(),
+        Trap::MemoryOutOfBounds => "heap out of bounds".into(),
+        Trap::IntegerDivisionByZero => "integer division by 0".into(),
+        Trap::IntegerOverflow => "integer overflow".into(),
+        Trap::BadConversionToInteger => "invalid conversion to integer".into(),
+        Trap::StackOverflow => "stack overflow".into(),
+        Trap::TableOutOfBounds => "table out of bounds".into(),
+        Trap::IndirectCallToNull => "uninitialized element".into(),
+        Trap::BadSignature => "indirect call signature mismatch".into(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,276 @@
+//! What the ic0 host functions read and write: the canister's environment, its
+//! stable memory and the context of the message being executed.
+
+use crate::stable::StableMemory;
+use std::fmt;
+use wasmtime::{Global, Memory};
+
+/// The anonymous principal (one byte, 0x04), the default caller.
+pub const ANONYMOUS: &[u8] = &[0x04];
+
+/// The kind of message being executed; it decides the instruction limit, which
+/// ic0 functions are allowed and whether changes persist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    /// `canister_start` and `canister_init` during install.
+    Init,
+    /// `canister_pre_upgrade`.
+    PreUpgrade,
+    /// `canister_start` and `canister_post_upgrade` during an upgrade.
+    PostUpgrade,
+    /// `canister_update <name>`.
+    Update,
+    /// `canister_query <name>`; never persists changes.
+    Query,
+    /// `canister_inspect_message`; never persists changes.
+    InspectMessage,
+}
+
+impl MessageKind {
+    /// The instruction limit of this kind of message (ic-metering.md §5,
+    /// application subnet).
+    pub fn instruction_limit(self) -> u64 {
+        match self {
+            // ic-metering.md §5: install_code / upgrade: 300 billion.
+            MessageKind::Init | MessageKind::PreUpgrade | MessageKind::PostUpgrade => {
+                300_000_000_000
+            }
+            // ic-metering.md §5: update: 40 billion.
+            MessageKind::Update => 40_000_000_000,
+            // ic-metering.md §5: query: 5 billion.
+            MessageKind::Query => 5_000_000_000,
+            // ic-metering.md §5: canister_inspect_message: 200 million.
+            MessageKind::InspectMessage => 200_000_000,
+        }
+    }
+
+    /// How many bytes of stable memory one message may dirty (ic-metering.md §5:
+    /// 2 GiB for updates, 8 GiB for install/upgrade, 1 GiB for queries).
+    pub fn stable_dirty_limit(self) -> u64 {
+        const GIB: u64 = 1024 * 1024 * 1024;
+        match self {
+            MessageKind::Init | MessageKind::PreUpgrade | MessageKind::PostUpgrade => 8 * GIB,
+            MessageKind::Update => 2 * GIB,
+            MessageKind::Query | MessageKind::InspectMessage => GIB,
+        }
+    }
+
+    /// Whether the message's changes are kept when it succeeds.
+    pub fn persists(self) -> bool {
+        !matches!(self, MessageKind::Query | MessageKind::InspectMessage)
+    }
+
+    /// Whether the message may reply or reject (`msg_reply`, `msg_reject`).
+    pub fn can_reply(self) -> bool {
+        matches!(self, MessageKind::Update | MessageKind::Query)
+    }
+}
+
+/// Instruction limits per kind of message; the default is the application
+/// subnet's (ic-metering.md §5). Lower them to test limit handling; raise them
+/// to measure without limits, as canbench's benchmarking subnet does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Limit of update messages.
+    pub update: u64,
+    /// Limit of queries.
+    pub query: u64,
+    /// Limit of install and upgrade messages (start, init, pre/post_upgrade).
+    pub install: u64,
+    /// Limit of `canister_inspect_message`.
+    pub inspect_message: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            update: MessageKind::Update.instruction_limit(),
+            query: MessageKind::Query.instruction_limit(),
+            install: MessageKind::Init.instruction_limit(),
+            inspect_message: MessageKind::InspectMessage.instruction_limit(),
+        }
+    }
+}
+
+impl Limits {
+    /// The limit that applies to a message of `kind`.
+    pub fn of(&self, kind: MessageKind) -> u64 {
+        match kind {
+            MessageKind::Init | MessageKind::PreUpgrade | MessageKind::PostUpgrade => self.install,
+            MessageKind::Update => self.update,
+            MessageKind::Query => self.query,
+            MessageKind::InspectMessage => self.inspect_message,
+        }
+    }
+
+    /// Limits so high no benchmark reaches them (canbench's benchmarking subnet
+    /// has none, ic-metering.md §7).
+    pub fn unlimited() -> Self {
+        let max = i64::MAX as u64;
+        Limits {
+            update: max,
+            query: max,
+            install: max,
+            inspect_message: max,
+        }
+    }
+}
+
+/// The canister's environment: identity, controllers, clock and balance.
+#[derive(Debug, Clone)]
+pub struct Env {
+    /// The canister's own principal, as bytes.
+    pub canister_id: Vec<u8>,
+    /// Principals for which `is_controller` returns 1.
+    pub controllers: Vec<Vec<u8>>,
+    /// What `ic0.time` returns, in nanoseconds since the epoch (deterministic, settable).
+    pub time_nanos: u64,
+    /// What `canister_cycle_balance128` returns.
+    pub cycle_balance: u128,
+    /// What `canister_version` returns; incremented by install and upgrade.
+    pub canister_version: u64,
+    /// Last value given to `certified_data_set`.
+    pub certified_data: Vec<u8>,
+    /// Last value given to `global_timer_set` (0: no timer).
+    pub global_timer: u64,
+}
+
+impl Default for Env {
+    fn default() -> Self {
+        Env {
+            // The first canister id of a subnet: rrkah-fqaaa-aaaaa-aaaaq-cai.
+            canister_id: vec![0, 0, 0, 0, 0, 0, 0, 0, 1, 1],
+            controllers: Vec::new(),
+            // 2025-01-01T00:00:00Z.
+            time_nanos: 1_735_689_600_000_000_000,
+            // 100 trillion cycles, what a freshly created PocketIC canister holds.
+            cycle_balance: 100_000_000_000_000,
+            canister_version: 0,
+            certified_data: Vec::new(),
+            global_timer: 0,
+        }
+    }
+}
+
+/// How a message answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Response {
+    /// `msg_reply` with the bytes appended by `msg_reply_data_append`.
+    Reply(Vec<u8>),
+    /// `msg_reject` with its message.
+    Reject(String),
+}
+
+/// Per-message context, reset before each message.
+#[derive(Debug, Clone)]
+pub struct MessageContext {
+    /// Kind of the message.
+    pub kind: MessageKind,
+    /// The argument (`msg_arg_data_*`).
+    pub arg: Vec<u8>,
+    /// The caller's principal bytes (`msg_caller_*`).
+    pub caller: Vec<u8>,
+    /// Method name (`msg_method_name_*`).
+    pub method_name: String,
+    /// The counter value the message started with (its instruction limit).
+    pub limit: u64,
+    /// Bytes appended with `msg_reply_data_append` and not yet replied.
+    pub reply_buffer: Vec<u8>,
+    /// The response, once `msg_reply` or `msg_reject` was called.
+    pub response: Option<Response>,
+    /// Whether `accept_message` was called (inspect message).
+    pub accepted: bool,
+    /// Text of each `debug_print` (and of `ic0.trap`), in order.
+    pub debug_output: Vec<String>,
+}
+
+impl MessageContext {
+    /// A fresh context for a message of `kind` with instruction limit `limit`.
+    pub fn new(
+        kind: MessageKind,
+        method_name: &str,
+        arg: &[u8],
+        caller: &[u8],
+        limit: u64,
+    ) -> Self {
+        MessageContext {
+            kind,
+            arg: arg.to_vec(),
+            caller: caller.to_vec(),
+            method_name: method_name.to_string(),
+            limit,
+            reply_buffer: Vec::new(),
+            response: None,
+            accepted: false,
+            debug_output: Vec::new(),
+        }
+    }
+}
+
+impl Default for MessageContext {
+    fn default() -> Self {
+        let kind = MessageKind::Update;
+        MessageContext::new(kind, "", &[], ANONYMOUS, kind.instruction_limit())
+    }
+}
+
+/// The data of a canister's wasmtime store.
+#[derive(Debug, Default)]
+pub struct HostState {
+    /// Identity, clock, balance.
+    pub env: Env,
+    /// Stable memory (persists across messages and upgrades).
+    pub stable: StableMemory,
+    /// The message being executed.
+    pub msg: MessageContext,
+    /// The instance's instruction counter global, once instantiated.
+    pub counter: Option<Global>,
+    /// The instance's memory 0, once instantiated (None if it has none).
+    pub memory: Option<Memory>,
+}
+
+/// Why a host function stopped the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostTrap {
+    /// The canister called `ic0.trap`.
+    Explicit(String),
+    /// The instruction counter went below zero.
+    OutOfInstructions,
+    /// A stable memory access outside its size.
+    StableOutOfBounds,
+    /// A heap access outside the linear memory.
+    HeapOutOfBounds,
+    /// A 32-bit stable API call on a stable memory larger than 4 GiB.
+    Stable32Bit,
+    /// The message dirtied more stable memory than allowed (ic-metering.md §5).
+    StableDirtyLimit(u64),
+    /// An ic0 function was used where it is not allowed, or with bad arguments.
+    ContractViolation(String),
+}
+
+impl fmt::Display for HostTrap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostTrap::Explicit(msg) => {
+                write!(f, "Canister called `ic0.trap` with message: '{msg}'")
+            }
+            HostTrap::OutOfInstructions => {
+                write!(f, "Canister exceeded the instruction limit")
+            }
+            HostTrap::StableOutOfBounds => write!(f, "Canister trapped: stable memory out of bounds"),
+            HostTrap::HeapOutOfBounds => write!(f, "Canister trapped: heap out of bounds"),
+            HostTrap::Stable32Bit => write!(
+                f,
+                "Canister trapped: 32 bit stable memory api used on a memory larger than 4GB"
+            ),
+            HostTrap::StableDirtyLimit(limit) => write!(
+                f,
+                "Exceeded the limit for the number of modified pages in the stable memory in a single message execution: limit {} KB",
+                limit / 1024
+            ),
+            HostTrap::ContractViolation(msg) => write!(f, "Canister violated contract: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for HostTrap {}
