@@ -148,6 +148,37 @@ impl<M: Memory> UserStore for BTreeStore<M> {
             .ok_or(StoreError::NotFound { id })
     }
 
+    fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
+        limits::check_batch(users)?;
+        // Every id is checked before the first write, so an unknown id changes nothing.
+        if let Some(unknown) = users.iter().find(|user| !self.users.contains_key(&user.id)) {
+            return Err(StoreError::NotFound { id: unknown.id });
+        }
+        for user in users {
+            self.users.insert(user.id, Username(user.username.clone()));
+        }
+        Ok(users.len() as u64)
+    }
+
+    fn delete_batch(&mut self, ids: &[u64]) -> Result<u64, StoreError> {
+        limits::check_id_batch(ids)?;
+        // One B-tree operation per row on the happy path; an unknown id puts back what this
+        // batch removed.
+        let mut removed = Vec::with_capacity(ids.len());
+        for id in ids {
+            match self.users.remove(id) {
+                Some(username) => removed.push((*id, username)),
+                None => {
+                    for (id, username) in removed.into_iter().rev() {
+                        self.users.insert(id, username);
+                    }
+                    return Err(StoreError::NotFound { id: *id });
+                }
+            }
+        }
+        Ok(removed.len() as u64)
+    }
+
     fn count(&self) -> Result<u64, StoreError> {
         Ok(self.users.len())
     }

@@ -76,6 +76,24 @@ pub fn check_batch(users: &[User]) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Checks a batch of ids (for deletes): its size and that no id appears twice in it.
+pub fn check_id_batch(ids: &[u64]) -> Result<(), StoreError> {
+    if ids.len() > MAX_BATCH_SIZE {
+        return Err(StoreError::LimitExceeded {
+            limit: Limit::BatchSize,
+            max: MAX_BATCH_SIZE as u64,
+            actual: ids.len() as u64,
+        });
+    }
+    let mut ids_seen = HashSet::with_capacity(ids.len());
+    for id in ids {
+        if !ids_seen.insert(*id) {
+            return Err(StoreError::DuplicateId { id: *id });
+        }
+    }
+    Ok(())
+}
+
 /// Checks a page size: at least 1 and at most [`MAX_PAGE_SIZE`].
 pub fn check_page_size(limit: u32) -> Result<(), StoreError> {
     if limit == 0 {

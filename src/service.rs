@@ -102,6 +102,26 @@ impl<S: UserStore> StoreState<S> {
     }
 }
 
+/// For a canister's tests: the Candid `exported` by the code must equal the committed `.did`
+/// file at `did_path`. With the environment variable `UPDATE_CANDID` set, the file is
+/// rewritten from the code first (to accept an intended change).
+pub fn committed_candid_matches(exported: &str, did_path: &str) -> Result<(), String> {
+    if std::env::var_os("UPDATE_CANDID").is_some() {
+        std::fs::write(did_path, format!("{}\n", exported.trim()))
+            .map_err(|error| format!("writing {did_path}: {error}"))?;
+    }
+    let committed = std::fs::read_to_string(did_path)
+        .map_err(|error| format!("reading {did_path}: {error}"))?;
+    if committed.trim() == exported.trim() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{did_path} differs from the Candid the code exports; if the change is intended, \
+             rerun the test with UPDATE_CANDID=1.\n--- exported:\n{exported}"
+        ))
+    }
+}
+
 /// Defines the user-table Candid methods in a canister crate.
 ///
 /// `$with_state` must be a function `fn<R>(f: impl FnOnce(&mut StoreState<S>) -> R) -> R`
@@ -177,6 +197,26 @@ macro_rules! export_user_table_api {
         fn delete_user(id: u64) -> Result<::userstore::User, ::userstore::StoreError> {
             $with_state(|state| {
                 __userstore_writer_store(state, |store| ::userstore::UserStore::delete(store, id))
+            })
+        }
+
+        /// Renames every listed user, all or nothing; returns how many were updated.
+        #[::ic_cdk::update]
+        fn update_users(users: Vec<::userstore::User>) -> Result<u64, ::userstore::StoreError> {
+            $with_state(|state| {
+                __userstore_writer_store(state, |store| {
+                    ::userstore::UserStore::update_batch(store, &users)
+                })
+            })
+        }
+
+        /// Deletes every listed user, all or nothing; returns how many were deleted.
+        #[::ic_cdk::update]
+        fn delete_users(ids: Vec<u64>) -> Result<u64, ::userstore::StoreError> {
+            $with_state(|state| {
+                __userstore_writer_store(state, |store| {
+                    ::userstore::UserStore::delete_batch(store, &ids)
+                })
             })
         }
 

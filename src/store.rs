@@ -51,6 +51,14 @@ pub trait UserStore {
     /// Deletes a user and returns it.
     fn delete(&mut self, id: u64) -> Result<User, StoreError>;
 
+    /// Gives every listed user its new username, in one transaction: all of them or, on any
+    /// error (an unknown id is [`StoreError::NotFound`]), none. Returns the number updated.
+    fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError>;
+
+    /// Deletes every listed id in one transaction: all of them or, on any error, none.
+    /// Returns the number deleted.
+    fn delete_batch(&mut self, ids: &[u64]) -> Result<u64, StoreError>;
+
     /// The number of users.
     fn count(&self) -> Result<u64, StoreError>;
 

@@ -110,6 +110,27 @@ fn every_method_over_candid() {
             .query("list_users", (None::<u64>, 10u32))
             .expect("page");
         assert_eq!(empty, Ok(vec![]), "{name}");
+        insert_batch(&mut store, users(0..20)).expect("seed");
+        let renames = vec![User::new(3, "three"), User::new(4, "four")];
+        let (updated,): (Result<u64, StoreError>,) = store
+            .update(owner(), "update_users", (renames,))
+            .expect("update_users");
+        assert_eq!(updated, Ok(2), "{name}");
+        assert_eq!(get(&mut store, 4), Ok(User::new(4, "four")), "{name}");
+        let (unknown,): (Result<u64, StoreError>,) = store
+            .update(owner(), "delete_users", (vec![5u64, 6, 99],))
+            .expect("delete_users");
+        assert_eq!(unknown, Err(StoreError::NotFound { id: 99 }), "{name}");
+        assert_eq!(
+            count(&mut store),
+            20,
+            "{name}: a failed batch deletes nothing"
+        );
+        let (deleted,): (Result<u64, StoreError>,) = store
+            .update(owner(), "delete_users", (vec![5u64, 6],))
+            .expect("delete_users");
+        assert_eq!(deleted, Ok(2), "{name}");
+        assert_eq!(count(&mut store), 18, "{name}");
         let config: CanisterConfig = store.query_one("config", ());
         assert_eq!(config.writers.principals, vec![owner()], "{name}");
         assert_eq!(config.limits.max_batch_size, 10_000, "{name}");

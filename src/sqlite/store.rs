@@ -95,6 +95,24 @@ impl SqliteStore {
         }
     }
 
+    /// Without a journal SQLite cannot roll an update or delete back, so every id is looked
+    /// up before the first write: an unknown one fails the batch while nothing has changed.
+    /// With a journal this costs nothing: the transaction rolls back instead.
+    fn require_existing_without_journal(
+        &self,
+        ids: impl Iterator<Item = u64>,
+    ) -> Result<(), StoreError> {
+        if self.config.journal_mode != JournalMode::Off {
+            return Ok(());
+        }
+        for id in ids {
+            if read_user(&self.connection, id)?.is_none() {
+                return Err(StoreError::NotFound { id });
+            }
+        }
+        Ok(())
+    }
+
     fn undo(&self, inserted_ids: &[i64]) -> Result<(), StoreError> {
         let connection = &self.connection;
         if self.config.journal_mode == JournalMode::Off {
@@ -234,6 +252,46 @@ impl UserStore for SqliteStore {
             .map_err(|error| StoreError::storage("deleting a user", error))?
             .map(|username| User { id, username })
             .ok_or(StoreError::NotFound { id })
+    }
+
+    fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
+        limits::check_batch(users)?;
+        self.require_existing_without_journal(users.iter().map(|user| user.id))?;
+        self.in_transaction(|connection, _| {
+            let mut update = connection
+                .prepare_cached(UPDATE)
+                .map_err(|error| StoreError::storage("preparing UPDATE", error))?;
+            for user in users {
+                let rowid = to_rowid(user.id).ok_or(StoreError::NotFound { id: user.id })?;
+                let changed = update
+                    .execute(params![rowid, user.username])
+                    .map_err(|error| StoreError::storage("updating a user", error))?;
+                if changed == 0 {
+                    return Err(StoreError::NotFound { id: user.id });
+                }
+            }
+            Ok(users.len() as u64)
+        })
+    }
+
+    fn delete_batch(&mut self, ids: &[u64]) -> Result<u64, StoreError> {
+        limits::check_id_batch(ids)?;
+        self.require_existing_without_journal(ids.iter().copied())?;
+        self.in_transaction(|connection, _| {
+            let mut delete = connection
+                .prepare_cached(DELETE)
+                .map_err(|error| StoreError::storage("preparing DELETE", error))?;
+            for id in ids {
+                let rowid = to_rowid(*id).ok_or(StoreError::NotFound { id: *id })?;
+                let changed = delete
+                    .execute([rowid])
+                    .map_err(|error| StoreError::storage("deleting a user", error))?;
+                if changed == 0 {
+                    return Err(StoreError::NotFound { id: *id });
+                }
+            }
+            Ok(ids.len() as u64)
+        })
     }
 
     fn count(&self) -> Result<u64, StoreError> {

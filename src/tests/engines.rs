@@ -182,3 +182,42 @@ fn the_page_size_asked_for_is_the_page_size_created() {
     let store = SqliteStore::open(directory.path().join("db"), config).unwrap();
     assert_eq!(store.config().page_size, 16_384);
 }
+
+#[test]
+fn update_and_delete_batches_are_all_or_nothing() {
+    for_every_engine(|harness| {
+        harness.store().insert_batch(&users(0..100)).unwrap();
+        let mut renames: Vec<User> = (0..50).map(|id| User::new(id, "renamed")).collect();
+        renames.push(User::new(1_000, "unknown"));
+        assert_eq!(
+            harness.store().update_batch(&renames),
+            Err(StoreError::NotFound { id: 1_000 }),
+            "{}",
+            harness.name()
+        );
+        assert_eq!(
+            harness.store().get(0),
+            Ok(User::new(0, "user-0")),
+            "{}",
+            harness.name()
+        );
+        let mut deletes: Vec<u64> = (0..50).collect();
+        deletes.push(2_000);
+        assert_eq!(
+            harness.store().delete_batch(&deletes),
+            Err(StoreError::NotFound { id: 2_000 })
+        );
+        assert_eq!(harness.store().count(), Ok(100), "{}", harness.name());
+        assert_eq!(harness.store().page(None, 100).unwrap(), users(0..100));
+        renames.pop();
+        deletes.pop();
+        assert_eq!(harness.store().update_batch(&renames), Ok(50));
+        assert_eq!(harness.store().get(49), Ok(User::new(49, "renamed")));
+        assert_eq!(harness.store().delete_batch(&deletes), Ok(50));
+        assert_eq!(harness.store().count(), Ok(50), "{}", harness.name());
+        assert_eq!(
+            harness.store().delete_batch(&[60, 60]),
+            Err(StoreError::DuplicateId { id: 60 })
+        );
+    });
+}

@@ -64,6 +64,28 @@ impl UserStore for ModelStore {
             .ok_or(StoreError::NotFound { id })
     }
 
+    fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
+        limits::check_batch(users)?;
+        if let Some(unknown) = users.iter().find(|user| !self.users.contains_key(&user.id)) {
+            return Err(StoreError::NotFound { id: unknown.id });
+        }
+        for user in users {
+            self.users.insert(user.id, user.username.clone());
+        }
+        Ok(users.len() as u64)
+    }
+
+    fn delete_batch(&mut self, ids: &[u64]) -> Result<u64, StoreError> {
+        limits::check_id_batch(ids)?;
+        if let Some(unknown) = ids.iter().find(|id| !self.users.contains_key(id)) {
+            return Err(StoreError::NotFound { id: *unknown });
+        }
+        for id in ids {
+            self.users.remove(id);
+        }
+        Ok(ids.len() as u64)
+    }
+
     fn count(&self) -> Result<u64, StoreError> {
         Ok(self.users.len() as u64)
     }

@@ -14,6 +14,8 @@ enum Op {
     Page(Option<u64>, u32),
     Update(u64, String),
     Delete(u64),
+    UpdateBatch(Vec<User>),
+    DeleteBatch(Vec<u64>),
     Count,
     Reopen,
 }
@@ -54,6 +56,8 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (prop::option::of(id()), page_size()).prop_map(|(after, limit)| Op::Page(after, limit)),
         2 => (id(), username()).prop_map(|(id, name)| Op::Update(id, name)),
         2 => id().prop_map(Op::Delete),
+        2 => prop::collection::vec(user(), 0..6).prop_map(Op::UpdateBatch),
+        2 => prop::collection::vec(id(), 0..6).prop_map(Op::DeleteBatch),
         1 => Just(Op::Count),
         1 => Just(Op::Reopen),
     ]
@@ -76,6 +80,8 @@ fn apply(store: &mut dyn UserStore, op: &Op) -> Outcome {
         Op::Page(after, limit) => Outcome::Many(store.page(*after, *limit)),
         Op::Update(id, username) => Outcome::One(store.update_username(*id, username)),
         Op::Delete(id) => Outcome::One(store.delete(*id)),
+        Op::UpdateBatch(users) => Outcome::Number(store.update_batch(users)),
+        Op::DeleteBatch(ids) => Outcome::Number(store.delete_batch(ids)),
         Op::Count | Op::Reopen => Outcome::Number(store.count()),
     }
 }
