@@ -270,6 +270,7 @@ impl Canister {
             },
             counter: None,
             memory: None,
+            unmetered: false,
         };
         let mut next = match Live::new(&self.engine, &self.linker, loaded, next_state) {
             Ok(next) => next,

@@ -8,8 +8,11 @@
 //! - [`canister`] gives the message semantics (install, update, query, upgrade,
 //!   rollback), on top of [`live`] instances and [`heap`] snapshots (with
 //!   copy-on-write tracking of heap writes in [`write_tracker`]);
-//! - [`candid_io`] converts Candid text to bytes and back for the CLI.
+//! - [`candid_io`] converts Candid text to bytes and back for the CLI;
+//! - [`bench`] is `icrun bench`, canbench on icrun;
+//! - [`speed`] is `icrun speed`, a benchmark of icrun itself.
 
+pub mod bench;
 pub mod candid_io;
 pub mod canister;
 pub mod cost;
@@ -17,6 +20,7 @@ pub mod heap;
 pub mod instrument;
 pub mod live;
 pub mod partition;
+pub mod speed;
 pub mod stable;
 pub mod state;
 pub mod system_api;

@@ -1,12 +1,25 @@
-//! `icrun`: run a canister method offline with the replica's metering.
+//! `icrun`: run canister methods offline with the replica's metering.
 //!
 //! ```text
 //! icrun call <wasm> <method> ['(<candid args>)'] [--query] [--init '(<candid>)']
 //!            [--did FILE] [--stable-memory FILE] [--show-output]
+//! icrun bench [PATTERN] [--config FILE] [--persist] [--csv] [--noise-threshold PCT]
+//!             [--show-canister-output] [--less-verbose] [--hide-results]
+//!             [--show-summary] [--fail-on-regression | --fail-on-change]
+//! icrun speed [--wasm FILE [--init '(<candid>)'] [--query METHOD [--runs N] |
+//!             --batches N --batch-size N] [--repeat N]] [--heap-messages N]
+//!             [--large-heap-mib N]
 //! ```
-//! Prints the decoded reply (or the reject) and the instructions used. The
-//! reply is typed by the module's `candid:service` metadata, or by `--did`.
+//! `call` prints the decoded reply (or the reject) and the instructions used;
+//! the reply is typed by the module's `candid:service` metadata, or by `--did`.
+//! `bench` is a drop-in for `canbench` on a `canbench.yml`; `speed` measures
+//! icrun itself (metered instructions per second, slowdown against plain
+//! wasmtime, per-message cost against heap size).
+//!
+//! Exit status: 0 on success, 1 when a call is rejected or a `--fail-on-*`
+//! check fails, 2 on usage or runtime errors.
 
+use icrun::bench::{self, style::Style, BenchOptions};
 use icrun::candid_io::{
     decode_reply, encode, encode_call, encode_init, Interface, SERVICE_SECTIONS,
 };
@@ -15,7 +28,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage: icrun call <wasm> <method> ['(<candid args>)'] [--query] \
-[--init '(<candid>)'] [--did FILE] [--stable-memory FILE] [--show-output]";
+[--init '(<candid>)'] [--did FILE] [--stable-memory FILE] [--show-output]
+       icrun bench [PATTERN] [--config FILE] [--persist] [--csv] [--noise-threshold PCT] \
+[--show-canister-output] [--less-verbose] [--hide-results] [--show-summary] \
+[--fail-on-regression | --fail-on-change]
+       icrun speed [--wasm FILE [--init '(<candid>)'] [--query METHOD [--runs N] | \
+--batches N --batch-size N] [--repeat N]] [--heap-messages N] [--large-heap-mib N]";
 
 /// The parsed command line of `icrun call`.
 #[derive(Debug, Default)]
@@ -146,10 +164,29 @@ fn print_output(options: &CallOptions, lines: &[String]) {
     }
 }
 
+/// `icrun bench`: Ok(false) when a `--fail-on-*` check failed.
+fn run_bench(args: &[String]) -> Result<bool, String> {
+    let options = BenchOptions::parse(args)?;
+    let outcome = bench::run(&options, Style::for_stdout(), &mut std::io::stdout())?;
+    for failure in &outcome.failures {
+        eprintln!("icrun: {failure}");
+    }
+    if !outcome.failures.is_empty() {
+        eprintln!(
+            "icrun: {} result(s) differ beyond the {}% noise threshold",
+            outcome.failures.len(),
+            options.noise_threshold
+        );
+    }
+    Ok(outcome.failures.is_empty())
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let outcome = match args.split_first() {
         Some((command, rest)) if command == "call" => parse_call(rest).and_then(|o| run_call(&o)),
+        Some((command, rest)) if command == "bench" => run_bench(rest),
+        Some((command, rest)) if command == "speed" => icrun::speed::cli::run(rest).map(|()| true),
         _ => Err(USAGE.into()),
     };
     match outcome {

@@ -227,6 +227,9 @@ pub struct HostState {
     pub counter: Option<Global>,
     /// The instance's memory 0, once instantiated (None if it has none).
     pub memory: Option<Memory>,
+    /// Running a module that was not instrumented (`icrun speed`'s baseline):
+    /// system API charges are skipped instead of requiring a counter.
+    pub unmetered: bool,
 }
 
 /// Why a host function stopped the message.

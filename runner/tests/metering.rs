@@ -295,3 +295,48 @@ fn update_adds_heap_dirty_pages_invisible_to_performance_counter() {
     // 227 + 900 (append) + 500 (reply) + 3 dirty pages × 1000 (§4) = 4627.
     assert_eq!(result.instructions, 4627);
 }
+
+#[test]
+fn dirty_pages_are_counted_afresh_in_every_message() {
+    // The memory stays protected between messages and only the pages the
+    // previous message wrote are re-protected: the same writes must be
+    // counted again in the next message, after a rolled-back query, and in
+    // pages the memory grew by.
+    let mut canister = install(&format!(
+        r#"
+        (func (export "canister_update write")
+          (i32.store (i32.const 4096) (i32.add (i32.load (i32.const 4096)) (i32.const 1)))
+          (i32.store (i32.const 8192) (i32.const 1))
+          {REPLY_8_AT_0})
+        (func (export "canister_query write_query")
+          (i32.store (i32.const 4096) (i32.const 99))
+          (i32.store (i32.const 12288) (i32.const 99))
+          {REPLY_8_AT_0})
+        (func (export "canister_update grow")
+          (drop (memory.grow (i32.const 1)))
+          (i32.store (i32.const 65536) (i32.const 5))
+          {REPLY_8_AT_0})
+        (func (export "canister_update write_grown")
+          (i32.store (i32.const 65540) (i32.const 6))
+          {REPLY_8_AT_0})
+        (func (export "canister_query read")
+          (i64.store (i32.const 0) (i64.extend_i32_u (i32.load (i32.const 4096))))
+          {REPLY_8_AT_0})
+        "#
+    ));
+    let first = canister.update("write", &[], ANONYMOUS).instructions;
+    let second = canister.update("write", &[], ANONYMOUS).instructions;
+    assert_eq!(first, second, "both messages dirty pages 1 and 2");
+    let query = canister.query("write_query", &[], ANONYMOUS);
+    assert!(query.reply.is_ok());
+    assert_eq!(reply_u64(&canister.query("read", &[], ANONYMOUS)), 2);
+    assert_eq!(canister.update("write", &[], ANONYMOUS).instructions, first);
+    assert_eq!(reply_u64(&canister.query("read", &[], ANONYMOUS)), 3);
+
+    // The grown page is dirtied by `grow` (non-zero), and again by `write_grown`.
+    let grow = canister.update("grow", &[], ANONYMOUS).instructions;
+    let write_grown = canister.update("write_grown", &[], ANONYMOUS).instructions;
+    // grow: 1 + (const 1 + grow 300 + drop 1) + (2 consts + store 3) + reply part;
+    // write_grown: 1 + (2 consts + store 3) + reply part; both dirty 1 page.
+    assert_eq!(grow - write_grown, 302);
+}

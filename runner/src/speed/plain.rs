@@ -1,0 +1,66 @@
+//! An uninstrumented module in wasmtime: no counter, no charges, no
+//! snapshots; the same engine configuration and ic0 host functions as icrun.
+
+use crate::live::shared_engine;
+use crate::state::{HostState, MessageContext, MessageKind, Response};
+use crate::system_api;
+use wasmtime::{Instance, Linker, Module, Store};
+
+/// The export canisters keep their heap under.
+const MEMORY: &str = "memory";
+
+/// An instance of an uninstrumented module.
+pub struct Plain {
+    store: Store<HostState>,
+    instance: Instance,
+}
+
+impl Plain {
+    /// Compiles and instantiates `wasm` as is, then runs `canister_init` with `init_arg`.
+    pub fn install(wasm: &[u8], init_arg: &[u8]) -> Result<Plain, String> {
+        let engine = shared_engine().map_err(|e| e.to_string())?;
+        let mut linker = Linker::new(&engine);
+        system_api::register(&mut linker).map_err(|e| e.to_string())?;
+        let module = Module::new(&engine, wasm).map_err(|e| format!("{e:#}"))?;
+        let state = HostState {
+            unmetered: true,
+            ..HostState::default()
+        };
+        let mut store = Store::new(&engine, state);
+        let instance = linker
+            .instantiate(&mut store, &module)
+            .map_err(|e| format!("{e:#}"))?;
+        let memory = instance.get_memory(&mut store, MEMORY);
+        store.data_mut().memory = memory;
+        let mut plain = Plain { store, instance };
+        if plain
+            .instance
+            .get_func(&mut plain.store, "canister_init")
+            .is_some()
+        {
+            plain.call(MessageKind::Init, "canister_init", "", init_arg)?;
+        }
+        Ok(plain)
+    }
+
+    /// Runs export `export` as a message of `kind`; returns its response.
+    pub fn call(
+        &mut self,
+        kind: MessageKind,
+        export: &str,
+        method: &str,
+        arg: &[u8],
+    ) -> Result<Option<Response>, String> {
+        let context = MessageContext::new(kind, method, arg, crate::ANONYMOUS, u64::MAX);
+        self.store.data_mut().msg = context;
+        self.store.data_mut().stable.begin();
+        let func = self
+            .instance
+            .get_typed_func::<(), ()>(&mut self.store, export)
+            .map_err(|e| format!("{export}: {e}"))?;
+        func.call(&mut self.store, ())
+            .map_err(|e| format!("{export} trapped: {e:#}"))?;
+        self.store.data_mut().stable.commit();
+        Ok(self.store.data_mut().msg.response.take())
+    }
+}
