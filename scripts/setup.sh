@@ -8,6 +8,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 # Tool versions, pinned so a fresh machine builds the same Wasm as the committed results.
 WASI2IC_VERSION="0.2.16"
 CANDID_EXTRACTOR_VERSION="0.1.6"
+CANBENCH_VERSION="0.7.0"
 
 log() { printf '\n== %s\n' "$*" >&2; }
 

@@ -17,10 +17,13 @@ log "cargo clippy (canisters for their Wasm targets)"
 RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target wasm32-unknown-unknown \
   -p btree-canister -- -D warnings
 RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target wasm32-wasip1 \
-  -p sqlite-canister -- -D warnings
+  -p sqlite-canister -p userstore-benches -- -D warnings
 
 log "building the canisters (imports and Candid checked)"
-"$ROOT/scripts/build.sh"
+"$ROOT/scripts/build.sh" btree sqlite benches
+
+log "report generator tests (python)"
+python3 -m unittest discover -s "$ROOT/scripts" -p 'test_*.py'
 
 log "cargo test (workspace)"
 cargo test --workspace --locked

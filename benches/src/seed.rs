@@ -1,0 +1,74 @@
+//! Builds the preloaded tables by calls to the canister, each within the IC's message limits
+//! (benches/snapshot drives them and saves the stable memory image).
+
+use crate::stores::{self, EngineKind};
+use crate::tables::{preloaded_users, TableSize};
+use userstore::limits::MAX_BATCH_SIZE;
+use userstore::JournalMode;
+
+/// The journal mode the SQLite tables are built with (the canisters' default).
+const SEED_JOURNAL_MODE: JournalMode = JournalMode::Memory;
+
+fn engine_named(engine: &str) -> Result<EngineKind, String> {
+    match engine {
+        "btree" => Ok(EngineKind::BTree),
+        "sqlite" => Ok(EngineKind::Sqlite(SEED_JOURNAL_MODE)),
+        other => Err(format!("unknown engine '{other}' (btree or sqlite)")),
+    }
+}
+
+fn size_named(table: &str) -> Result<TableSize, String> {
+    TableSize::from_name(table).ok_or_else(|| format!("unknown table '{table}' (10k, 100k, 1m)"))
+}
+
+/// Inserts the preloaded users at positions `from..from + count` into `engine`'s `table`, in
+/// batches of the library's largest size. Returns the table's row count afterwards.
+#[ic_cdk::update]
+fn seed(engine: String, table: String, from: u64, count: u64) -> Result<u64, String> {
+    let size = size_named(&table)?;
+    let mut store = stores::open(engine_named(&engine)?, size).map_err(|e| e.to_string())?;
+    let end = from.saturating_add(count).min(size.rows());
+    let mut position = from;
+    while position < end {
+        let batch = (end - position).min(MAX_BATCH_SIZE as u64);
+        store
+            .insert_batch(&preloaded_users(position, batch))
+            .map_err(|e| e.to_string())?;
+        position += batch;
+    }
+    store.count().map_err(|e| e.to_string())
+}
+
+/// The row count of `engine`'s `table`.
+#[ic_cdk::query]
+fn table_rows(engine: String, table: String) -> Result<u64, String> {
+    let size = size_named(&table)?;
+    let store = stores::open(engine_named(&engine)?, size).map_err(|e| e.to_string())?;
+    store.count().map_err(|e| e.to_string())
+}
+
+/// Bytes of stable memory `engine`'s `table` occupies (see `stores::table_bytes`).
+#[ic_cdk::query]
+fn table_bytes(engine: String, table: String) -> Result<u64, String> {
+    Ok(stores::table_bytes(
+        engine_named(&engine)?,
+        size_named(&table)?,
+    ))
+}
+
+/// Makes the SQLite `table` look like a database that has committed a transaction with an
+/// on-disk journal: one PERSIST-mode write that rewrites user 0 with its own name creates the
+/// journal file, as any canister's first write does. Without it the cold phase of the first
+/// bench in a rollback-journal mode would also pay for creating that file, once. Returns the
+/// row count (unchanged).
+#[ic_cdk::update]
+fn prime_journal(table: String) -> Result<u64, String> {
+    let size = size_named(&table)?;
+    let mut store =
+        stores::open(EngineKind::Sqlite(JournalMode::Persist), size).map_err(|e| e.to_string())?;
+    let user = crate::tables::preloaded_user(0);
+    store
+        .update_username(user.id, &user.username)
+        .map_err(|e| e.to_string())?;
+    store.count().map_err(|e| e.to_string())
+}

@@ -1,0 +1,126 @@
+//! The preloaded tables the benchmarks run on, and where each lives in stable memory.
+//!
+//! Every table holds the ids 0, 10, 20, …, 10 × (rows − 1), each with a 100-byte username, so
+//! ids ending in 5 are free "middle" ids and ids from 10 × rows on are free "append" ids. The
+//! 1,000,000-row tables sit exactly where the canisters keep theirs (`userstore::layout`); the
+//! smaller ones, for the table-size comparison, use memories the canisters leave free.
+
+use ic_stable_structures::memory_manager::MemoryId;
+use userstore::{layout, User};
+
+/// Bytes of every preloaded username (the published benchmark's shape).
+pub const USERNAME_BYTES: usize = 100;
+
+/// Distance between two consecutive preloaded ids.
+pub const ID_STEP: u64 = 10;
+
+/// The sizes of preloaded table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableSize {
+    /// 10,000 rows.
+    Rows10k,
+    /// 100,000 rows.
+    Rows100k,
+    /// 1,000,000 rows.
+    Rows1m,
+}
+
+impl TableSize {
+    /// Every size, smallest first.
+    pub const ALL: [TableSize; 3] = [Self::Rows10k, Self::Rows100k, Self::Rows1m];
+
+    /// Rows in the table.
+    pub fn rows(self) -> u64 {
+        match self {
+            Self::Rows10k => 10_000,
+            Self::Rows100k => 100_000,
+            Self::Rows1m => 1_000_000,
+        }
+    }
+
+    /// The short name used in bench names and seeding calls.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rows10k => "10k",
+            Self::Rows100k => "100k",
+            Self::Rows1m => "1m",
+        }
+    }
+
+    /// Parses [`TableSize::name`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|size| size.name() == name)
+    }
+
+    /// The virtual memory of this size's B-tree.
+    pub fn btree_memory_id(self) -> MemoryId {
+        match self {
+            Self::Rows1m => layout::BTREE_USERS_MEMORY_ID,
+            Self::Rows100k => MemoryId::new(3),
+            Self::Rows10k => MemoryId::new(4),
+        }
+    }
+
+    /// The virtual memory this size's SQLite database file is mounted on.
+    pub fn sqlite_memory_id(self) -> MemoryId {
+        match self {
+            Self::Rows1m => layout::SQLITE_DATABASE_MEMORY_ID,
+            Self::Rows100k => MemoryId::new(5),
+            Self::Rows10k => MemoryId::new(6),
+        }
+    }
+
+    /// The path of this size's SQLite database file.
+    pub fn sqlite_path(self) -> &'static str {
+        match self {
+            Self::Rows1m => "/userstore/users.db",
+            Self::Rows100k => "/userstore/users-100k.db",
+            Self::Rows10k => "/userstore/users-10k.db",
+        }
+    }
+}
+
+/// The preloaded user with this id: a username of exactly [`USERNAME_BYTES`] bytes.
+pub fn preloaded_user(id: u64) -> User {
+    User::new(
+        id,
+        format!("user-{id:0>width$}", width = USERNAME_BYTES - 5),
+    )
+}
+
+/// The preloaded users at positions `from..from + count` (ids `position × ID_STEP`).
+pub fn preloaded_users(from: u64, count: u64) -> Vec<User> {
+    (from..from + count)
+        .map(|position| preloaded_user(position * ID_STEP))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usernames_have_the_published_length() {
+        assert_eq!(preloaded_user(0).username.len(), USERNAME_BYTES);
+        assert_eq!(preloaded_user(9_999_990).username.len(), USERNAME_BYTES);
+    }
+
+    #[test]
+    fn sizes_round_trip_their_names_and_use_distinct_memories() {
+        for size in TableSize::ALL {
+            assert_eq!(TableSize::from_name(size.name()), Some(size));
+        }
+        let mut ids: Vec<MemoryId> = TableSize::ALL
+            .iter()
+            .flat_map(|size| [size.btree_memory_id(), size.sqlite_memory_id()])
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), 6);
+        let file_system: Vec<MemoryId> = layout::SQLITE_FILE_SYSTEM_MEMORY_IDS
+            .map(MemoryId::new)
+            .collect();
+        assert!(ids.iter().all(|id| !file_system.contains(id)));
+        assert!(!ids.contains(&layout::SETTINGS_MEMORY_ID));
+    }
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The main job: builds the benchmark canister, makes (or reuses) the stable-memory image with
+# the preloaded 1,000,000-row tables, runs the canbench suite (on icrun here; on PocketIC with
+# real canbench when POCKET_IC_BIN is set), writes canbench_results.yml and docs/RESULTS.md
+# with its charts, and prints the headline table. Sets itself up on a fresh machine.
+#
+# Usage: scripts/bench.sh            run everything and persist the results
+#        scripts/bench.sh --check    run everything and fail if any bench differs from the
+#                                    committed canbench_results.yml beyond the noise threshold
+set -euo pipefail
+source "$(dirname "$0")/setup.sh"
+ensure_build_tools
+cd "$ROOT"
+
+mode=persist
+case "${1:-}" in
+  "") ;;
+  --check) mode=check ;;
+  *) echo "usage: scripts/bench.sh [--check]" >&2; exit 2 ;;
+esac
+
+log "building icrun and the snapshot tool (cargo profile 'tool')"
+cargo build --profile tool --locked -p icrun -p bench-snapshot
+"$ROOT/scripts/build.sh" benches
+
+CACHE="$ROOT/.cache/bench"
+key=$(sha256sum "$ROOT/target/canisters/benches.wasm" | cut -c1-16)
+image="$CACHE/images/$key.bin"
+storage="$CACHE/images/$key.storage.tsv"
+if [ ! -f "$image" ] || [ ! -f "$storage" ]; then
+  log "building the preloaded tables (image cached in .cache/bench by the Wasm's hash)"
+  rm -rf "$CACHE/images"
+  mkdir -p "$CACHE/images"
+  "$ROOT/target/tool/bench-snapshot" "$ROOT/target/canisters/benches.wasm" "$image.tmp" "$storage.tmp"
+  mv "$image.tmp" "$image"
+  mv "$storage.tmp" "$storage"
+else
+  log "reusing the preloaded tables $image"
+fi
+ln -sfn "images/$key.bin" "$CACHE/stable_memory.bin"
+mkdir -p "$ROOT/target/bench"
+
+if [ "$mode" = check ]; then
+  # The reproduction check compares with icrun's own committed figures.
+  log "checking the suite on icrun against the committed canbench_results.yml"
+  "$ROOT/target/tool/icrun" bench --less-verbose --fail-on-change
+  exit 0
+fi
+
+if [ -n "${POCKET_IC_BIN:-}" ]; then
+  log "running the suite on PocketIC ($POCKET_IC_BIN) with canbench"
+  ensure_cargo_tool canbench canbench "$CANBENCH_VERSION"
+  runner=(canbench)
+else
+  log "running the suite on icrun (POCKET_IC_BIN is not set: PocketIC is not used)"
+  runner=("$ROOT/target/tool/icrun" bench)
+fi
+"${runner[@]}" --persist --less-verbose
+
+log "writing docs/RESULTS.md and docs/charts/"
+python3 "$ROOT/scripts/report.py" canbench_results.yml "$storage" docs/RESULTS.md docs/charts
