@@ -44,6 +44,12 @@ if [ "$mode" = check ]; then
   # The reproduction check compares with icrun's own committed figures.
   log "checking the suite on icrun against the committed canbench_results.yml"
   "$ROOT/target/tool/icrun" bench --less-verbose --fail-on-change
+  log "checking that docs/RESULTS.md and its charts are what the committed results give"
+  fresh="$ROOT/target/bench/report-check"
+  rm -rf "$fresh" && mkdir -p "$fresh/charts"
+  python3 "$ROOT/scripts/report.py" canbench_results.yml "$storage" "$fresh/RESULTS.md" "$fresh/charts" >/dev/null
+  diff -u docs/RESULTS.md "$fresh/RESULTS.md"
+  diff -ru docs/charts "$fresh/charts"
   exit 0
 fi
 

@@ -448,7 +448,8 @@ def main():
     lines += table_size_section(table)
     lines += cost_section(table, read_storage(storage_path))
     lines += which_engine_section(table)
-    lines += ["## Charts", ""] + [f"- [{title}]({rel}/{name})" for title, name in made] + [""]
+    lines += ["## Charts", "", "Log-log; engines with equal figures draw over one another.", ""]
+    lines += [f"- [{title}]({rel}/{name})" for title, name in made] + [""]
     Path(out_md).write_text("\n".join(lines))
     print("\n".join(headline(table)))
 
