@@ -12,16 +12,27 @@ CANBENCH_VERSION="0.7.0"
 
 log() { printf '\n== %s\n' "$*" >&2; }
 
-ensure_toolchain() {
-  if ! command -v rustup >/dev/null; then
-    echo "rustup is needed: https://rustup.rs" >&2
+# require COMMAND WHY...: fail early, with a clear message, when a prerequisite is missing.
+require() {
+  local command=$1
+  shift
+  if ! command -v "$command" >/dev/null; then
+    echo "missing '$command': $*" >&2
     return 1
   fi
-  # rust-toolchain.toml names the version, components and both Wasm targets; installing
-  # them again is a no-op.
-  (cd "$ROOT" && rustup toolchain install >/dev/null \
-    && rustup target add wasm32-unknown-unknown wasm32-wasip1 >/dev/null 2>&1 \
-    && rustup component add rustfmt clippy >/dev/null 2>&1)
+}
+
+ensure_toolchain() {
+  require rustup "install it from https://rustup.rs"
+  require python3 "the scripts use it to check Wasm imports and write the report"
+  require cc "a C compiler builds SQLite for the native tests"
+  require c++ "a C++ compiler builds binaryen for wasi2ic"
+  # The channel named by rust-toolchain.toml, with its components and both Wasm targets;
+  # installing them again is a no-op.
+  local channel
+  channel=$(sed -n 's/^channel *= *"\(.*\)"/\1/p' "$ROOT/rust-toolchain.toml")
+  rustup toolchain install "$channel" --profile minimal -c rustfmt -c clippy \
+    -t wasm32-unknown-unknown -t wasm32-wasip1 >/dev/null
 }
 
 # ensure_cargo_tool BINARY CRATE VERSION

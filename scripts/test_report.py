@@ -1,5 +1,4 @@
 """Tests of report.py's parsing and arithmetic (run by scripts/test.sh)."""
-import math
 import tempfile
 import unittest
 from pathlib import Path
@@ -56,11 +55,14 @@ class FitTest(unittest.TestCase):
 
     def test_crossover_is_where_the_lines_meet(self):
         btree = (0.0, 57_000.0)
-        sqlite = (150_000.0, 20_000.0)
-        n = report.crossover(btree, sqlite)
-        self.assertEqual(n, math.ceil(150_000 / 37_000))
-        self.assertIsNone(report.crossover(btree, (150_000.0, 60_000.0)))
-        self.assertEqual(report.crossover((10.0, 5.0), (1.0, 1.0)), 1)
+        # 150,000 / 37,000 = 4.05...: SQLite is cheaper from 5 on.
+        self.assertEqual(report.crossover(btree, (150_000.0, 20_000.0)), "from 5")
+        # Meeting exactly at 3 is a tie, not a win: from 4.
+        self.assertEqual(report.crossover((0.0, 10.0), (30.0, 0.0)), "from 4")
+        self.assertEqual(report.crossover(btree, (150_000.0, 60_000.0)), "never")
+        self.assertEqual(report.crossover((10.0, 5.0), (1.0, 1.0)), "always")
+        # Cheaper fixed cost, dearer rows: SQLite wins for small batches only (meet at 9).
+        self.assertEqual(report.crossover((100.0, 1.0), (10.0, 11.0)), "up to 8")
 
 
 if __name__ == "__main__":

@@ -41,8 +41,9 @@ impl Storable for Username {
 
 /// The user table over a `StableBTreeMap` in any ic-stable-structures [`Memory`].
 ///
-/// Each operation is one B-tree operation (a batch is one per row); the map keeps its own
-/// length, so [`UserStore::count`] is O(1).
+/// Inserts and deletes are one B-tree operation per row on the happy path (a failure undoes
+/// what the call wrote); updates look every id up before writing, so an unknown id never
+/// allocates. The map keeps its own length, so [`UserStore::count`] is O(1).
 pub struct BTreeStore<M: Memory> {
     users: StableBTreeMap<u64, Username, M>,
 }

@@ -12,6 +12,9 @@ pub const SETTINGS_MEMORY_ID: MemoryId = MemoryId::new(0);
 /// The B-tree engine's `StableBTreeMap`.
 pub const BTREE_USERS_MEMORY_ID: MemoryId = MemoryId::new(1);
 
+/// Path of the canisters' SQLite database file on the ic-wasi-polyfill file system.
+pub const SQLITE_DATABASE_PATH: &str = "/userstore/users.db";
+
 /// The SQLite database file, mounted by ic-wasi-polyfill as one virtual memory.
 pub const SQLITE_DATABASE_MEMORY_ID: MemoryId = MemoryId::new(2);
 

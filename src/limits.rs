@@ -76,7 +76,7 @@ pub fn check_batch(users: &[User]) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Checks a batch of ids (for deletes): its size and that no id appears twice in it.
+/// Checks a batch of ids (for deletes): its size, every id, and that no id appears twice.
 pub fn check_id_batch(ids: &[u64]) -> Result<(), StoreError> {
     if ids.len() > MAX_BATCH_SIZE {
         return Err(StoreError::LimitExceeded {
@@ -87,6 +87,7 @@ pub fn check_id_batch(ids: &[u64]) -> Result<(), StoreError> {
     }
     let mut ids_seen = HashSet::with_capacity(ids.len());
     for id in ids {
+        check_id(*id)?;
         if !ids_seen.insert(*id) {
             return Err(StoreError::DuplicateId { id: *id });
         }

@@ -82,7 +82,13 @@ impl Settings {
 
     /// Loads the settings a previous install saved in `memory`.
     pub fn load<M: Memory>(memory: M) -> Result<Self, StoreError> {
-        if memory.size() == 0 {
+        // ic-stable-structures' StableCell starts with the magic bytes "SCL"; anything else
+        // means this memory never held our settings (and `StableCell::init` would overwrite it).
+        let mut magic = [0u8; 3];
+        if memory.size() > 0 {
+            memory.read(0, &mut magic);
+        }
+        if &magic != b"SCL" {
             return Err(StoreError::invalid_config(
                 "no settings in stable memory: this canister was not installed as a userstore canister",
             ));
@@ -178,7 +184,17 @@ mod tests {
     }
 
     #[test]
-    fn loading_from_empty_memory_is_an_error() {
+    fn loading_from_memory_without_settings_is_an_error_and_writes_nothing() {
         assert!(Settings::load(VectorMemory::default()).is_err());
+        let foreign = VectorMemory::default();
+        foreign.grow(1);
+        foreign.write(0, b"not a settings cell");
+        assert!(matches!(
+            Settings::load(foreign.clone()),
+            Err(StoreError::InvalidConfig { .. })
+        ));
+        let mut kept = [0u8; 19];
+        foreign.read(0, &mut kept);
+        assert_eq!(&kept, b"not a settings cell");
     }
 }

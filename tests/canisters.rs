@@ -6,7 +6,7 @@
 mod support;
 
 use support::{controller, owner, stranger, StoreCanister};
-use userstore::service::CanisterConfig;
+use userstore::service::{CanisterConfig, Stats};
 use userstore::{Engine, InitArgs, JournalMode, SqliteConfig, StoreError, User};
 
 fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
@@ -131,6 +131,13 @@ fn every_method_over_candid() {
             .expect("delete_users");
         assert_eq!(deleted, Ok(2), "{name}");
         assert_eq!(count(&mut store), 18, "{name}");
+        let (stats,): (Result<Stats, StoreError>,) = store.query("stats", ()).expect("stats");
+        let stats = stats.expect("stats ok");
+        assert_eq!(stats.rows, 18, "{name}");
+        assert!(
+            stats.stable_memory_pages > 0 && stats.heap_pages > 0,
+            "{name}: {stats:?}"
+        );
         let config: CanisterConfig = store.query_one("config", ());
         assert_eq!(config.writers.principals, vec![owner()], "{name}");
         assert_eq!(config.limits.max_batch_size, 10_000, "{name}");

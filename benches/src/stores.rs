@@ -38,12 +38,15 @@ pub fn open_btree(size: TableSize) -> BTreeStore<VirtualMemory<DefaultMemoryImpl
 /// `journal_mode`.
 pub fn open_sqlite(size: TableSize, journal_mode: JournalMode) -> Result<SqliteStore, StoreError> {
     MEMORY_MANAGER.with(|manager| {
-        if !FILE_SYSTEM_READY.with(|ready| ready.replace(true)) {
+        // Each flag is set only once its step succeeded, so a failed call retries it.
+        if !FILE_SYSTEM_READY.with(|ready| *ready.borrow()) {
             stable_memory::init_file_system(manager)?;
+            FILE_SYSTEM_READY.with(|ready| *ready.borrow_mut() = true);
         }
         let path = size.sqlite_path();
-        if MOUNTED.with(|mounted| mounted.borrow_mut().insert(path)) {
+        if !MOUNTED.with(|mounted| mounted.borrow().contains(path)) {
             stable_memory::mount_database(manager, path, size.sqlite_memory_id())?;
+            MOUNTED.with(|mounted| mounted.borrow_mut().insert(path));
         }
         Ok(())
     })?;

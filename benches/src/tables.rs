@@ -73,7 +73,7 @@ impl TableSize {
     /// The path of this size's SQLite database file.
     pub fn sqlite_path(self) -> &'static str {
         match self {
-            Self::Rows1m => "/userstore/users.db",
+            Self::Rows1m => layout::SQLITE_DATABASE_PATH,
             Self::Rows100k => "/userstore/users-100k.db",
             Self::Rows10k => "/userstore/users-10k.db",
         }

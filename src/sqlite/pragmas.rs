@@ -1,13 +1,15 @@
 //! Applies a [`SqliteConfig`] to a connection and checks that SQLite took every setting.
 
-use super::config::{JournalMode, SqliteConfig};
+use super::config::SqliteConfig;
 use crate::error::StoreError;
 use rusqlite::Connection;
 
 /// Sets every pragma of `config`, in the order SQLite needs: the page size before the
 /// first write, the locking mode before the journal mode (WAL without shared memory needs
-/// exclusive locking first). Each setting is read back; one SQLite did not apply is an
-/// [`StoreError::InvalidConfig`] error.
+/// exclusive locking first). The locking mode, journal mode and synchronous setting are read
+/// back (the page size after the table exists, in [`check_page_size`]); one SQLite did not
+/// apply is an [`StoreError::InvalidConfig`] error. SQLite applies cache_size and temp_store
+/// as given.
 pub(super) fn apply(connection: &Connection, config: &SqliteConfig) -> Result<(), StoreError> {
     set(connection, "page_size", i64::from(config.page_size))?;
     let locking_mode: String =
@@ -25,11 +27,6 @@ pub(super) fn apply(connection: &Connection, config: &SqliteConfig) -> Result<()
     )?;
     set(connection, "cache_size", i64::from(config.cache_size_pages))?;
     set(connection, "temp_store", "MEMORY")?;
-    if config.journal_mode == JournalMode::Wal {
-        // Keep the WAL from being checkpointed by size alone mid-transaction series; it is
-        // checkpointed on close. 1000 pages is SQLite's default, set explicitly.
-        set(connection, "wal_autocheckpoint", 1000)?;
-    }
     Ok(())
 }
 

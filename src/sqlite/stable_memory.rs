@@ -15,7 +15,7 @@ use ic_stable_structures::DefaultMemoryImpl;
 use ic_wasi_polyfill::MountedFileSizePolicy;
 
 /// Path of the canisters' database file on the polyfill file system.
-pub const DATABASE_PATH: &str = "/userstore/users.db";
+pub const DATABASE_PATH: &str = layout::SQLITE_DATABASE_PATH;
 
 /// The polyfill's random seed. SQLite only uses randomness for temporary names, which a
 /// deterministic seed serves as well (and keeps instruction counts reproducible).

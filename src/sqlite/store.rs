@@ -6,7 +6,7 @@ use crate::error::StoreError;
 use crate::limits;
 use crate::store::{Engine, EngineInfo, UserStore};
 use crate::user::User;
-use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
+use rusqlite::{params, CachedStatement, Connection, ErrorCode, OptionalExtension};
 use std::path::Path;
 
 const CREATE_TABLE: &str =
@@ -82,12 +82,14 @@ impl SqliteStore {
             .map_err(|error| StoreError::storage("beginning a transaction", error))?;
         let mut inserted_ids = Vec::new();
         match write(connection, &mut inserted_ids) {
-            Ok(value) => {
-                connection
-                    .execute_batch("COMMIT")
-                    .map_err(|error| StoreError::storage("committing", error))?;
-                Ok(value)
-            }
+            Ok(value) => match connection.execute_batch("COMMIT") {
+                Ok(()) => Ok(value),
+                Err(error) => {
+                    // Leave no transaction open behind a failed commit.
+                    let _ = connection.execute_batch("ROLLBACK");
+                    Err(StoreError::storage("committing", error))
+                }
+            },
             Err(error) => {
                 self.undo(&inserted_ids)?;
                 Err(error)
@@ -135,17 +137,26 @@ impl SqliteStore {
     }
 }
 
+/// The rowid of an id that passed [`limits::check_id`] (which guarantees the conversion).
+fn checked_rowid(id: u64) -> Result<i64, StoreError> {
+    to_rowid(id).ok_or_else(|| StoreError::invalid_input(format!("id {id} is out of range")))
+}
+
 /// Converts a checked id to SQLite's rowid type. [`limits::check_id`] guarantees the
 /// conversion; ids past it (only possible in lookups) map to `None`.
 fn to_rowid(id: u64) -> Option<i64> {
     i64::try_from(id).ok()
 }
 
-/// Inserts one row with the cached INSERT; a primary-key clash is [`StoreError::DuplicateId`].
-fn insert_row(connection: &Connection, user: &User, rowid: i64) -> Result<(), StoreError> {
-    let mut insert = connection
+/// The cached INSERT statement.
+fn insert_statement(connection: &Connection) -> Result<CachedStatement<'_>, StoreError> {
+    connection
         .prepare_cached(INSERT)
-        .map_err(|error| StoreError::storage("preparing INSERT", error))?;
+        .map_err(|error| StoreError::storage("preparing INSERT", error))
+}
+
+/// Inserts one row; a primary-key clash is [`StoreError::DuplicateId`].
+fn insert_row(insert: &mut CachedStatement<'_>, user: &User, rowid: i64) -> Result<(), StoreError> {
     match insert.execute(params![rowid, user.username]) {
         Ok(_) => Ok(()),
         Err(rusqlite::Error::SqliteFailure(failure, _))
@@ -174,18 +185,18 @@ fn read_user(connection: &Connection, id: u64) -> Result<Option<User>, StoreErro
 impl UserStore for SqliteStore {
     fn insert(&mut self, user: User) -> Result<(), StoreError> {
         limits::check_user(&user)?;
-        let rowid = to_rowid(user.id).ok_or(StoreError::invalid_input("id out of range"))?;
+        let rowid = checked_rowid(user.id)?;
         // A single-row INSERT is atomic by itself: a clash is detected before any write.
-        insert_row(&self.connection, &user, rowid)
+        insert_row(&mut insert_statement(&self.connection)?, &user, rowid)
     }
 
     fn insert_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
         self.in_transaction(|connection, inserted_ids| {
+            let mut insert = insert_statement(connection)?;
             for user in users {
-                let rowid =
-                    to_rowid(user.id).ok_or(StoreError::invalid_input("id out of range"))?;
-                insert_row(connection, user, rowid)?;
+                let rowid = checked_rowid(user.id)?;
+                insert_row(&mut insert, user, rowid)?;
                 inserted_ids.push(rowid);
             }
             Ok(users.len() as u64)

@@ -15,20 +15,14 @@ use icrun::{Canister, Env, ANONYMOUS};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
+use userstore_benches::tables::TableSize;
 
 /// Rows per `seed` call: 100,000 B-tree rows cost about 6 billion instructions, well under
 /// the 40 billion of one update message (ic-metering.md §5).
 const ROWS_PER_MESSAGE: u64 = 100_000;
 
-/// The tables to build: (engine, table name, rows). Must match `benches/src/tables.rs`.
-const TABLES: [(&str, &str, u64); 6] = [
-    ("btree", "10k", 10_000),
-    ("sqlite", "10k", 10_000),
-    ("btree", "100k", 100_000),
-    ("sqlite", "100k", 100_000),
-    ("btree", "1m", 1_000_000),
-    ("sqlite", "1m", 1_000_000),
-];
+/// The engines the `seed` update fills, by the names it takes.
+const ENGINES: [&str; 2] = ["btree", "sqlite"];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -56,7 +50,10 @@ fn build_image(wasm_path: &Path, image_path: &Path, storage_path: &Path) -> Resu
         .map_err(|error| format!("reading {}: {error}", wasm_path.display()))?;
     let (mut canister, _) = Canister::install(&wasm, &[], ANONYMOUS, Env::default())
         .map_err(|error| format!("installing {}: {error}", wasm_path.display()))?;
-    for (engine, table, rows) in TABLES {
+    let tables = TableSize::ALL
+        .into_iter()
+        .flat_map(|size| ENGINES.map(|engine| (engine, size.name(), size.rows())));
+    for (engine, table, rows) in tables {
         let mut most_instructions = 0;
         for from in (0..rows).step_by(ROWS_PER_MESSAGE as usize) {
             let count = ROWS_PER_MESSAGE.min(rows - from);

@@ -85,10 +85,16 @@ fn init(args: Option<InitArgs>) {
     trap_on_error(open(settings));
 }
 
+/// Closes the connection so SQLite flushes what it holds. A failure is logged, not trapped:
+/// a trap here would block every upgrade, including one that fixes the cause, and nothing is
+/// lost without the close (every committed transaction is already in stable memory, and a
+/// WAL left behind is replayed when the database is reopened).
 #[ic_cdk::pre_upgrade]
 fn pre_upgrade() {
     if let Some(state) = STATE.with(|slot| slot.borrow_mut().take()) {
-        trap_on_error(state.into_store().close());
+        if let Err(error) = state.into_store().close() {
+            ic_cdk::api::debug_print(format!("pre_upgrade: {error}"));
+        }
     }
 }
 
