@@ -1,12 +1,14 @@
 //! A canister: one live instance between messages, and the message semantics
 //! of the IC (install, update, query, upgrade, inspect_message, rollback on
-//! trap or when a limit is exceeded).
+//! trap or when a limit is exceeded: heap, globals and stable memory; not the
+//! Wasm tables, see [`crate::heap`]).
 
+use crate::errors::ErrorCode;
 use crate::heap::Snapshot;
 use crate::instrument::{custom_section, InstrumentError, START_EXPORT};
 use crate::live::{shared_engine, Failure, Live, LoadError, Loaded};
 use crate::stable::StableMemory;
-use crate::state::{Env, HostState, Limits, MessageContext, MessageKind, Response};
+use crate::state::{Closure, Env, HostState, Limits, MessageContext, MessageKind, Response};
 use crate::system_api;
 use std::fmt;
 use std::sync::Arc;
@@ -60,7 +62,7 @@ pub struct CallResult {
 }
 
 impl CallResult {
-    fn reject(code: RejectCode, message: String) -> CallResult {
+    pub(crate) fn reject(code: RejectCode, message: String) -> CallResult {
         CallResult {
             reply: Err(Reject { code, message }),
             instructions: 0,
@@ -77,6 +79,19 @@ pub enum InstallError {
     /// `canister_start`, `canister_init`, `canister_pre_upgrade` or
     /// `canister_post_upgrade` trapped or exceeded a limit.
     Trapped(CallResult),
+    /// [`crate::World`]: no canister has this id (textual form).
+    UnknownCanister(String),
+    /// [`crate::World::install`]: the canister (textual id) already has a module.
+    AlreadyInstalled(String),
+    /// [`crate::World::upgrade`]: the canister (textual id) has no module to upgrade.
+    NotInstalled(String),
+    /// [`crate::World`]: the sender is not a controller of the canister.
+    NotController {
+        /// The canister, textual id.
+        canister: String,
+        /// The sender, textual principal.
+        sender: String,
+    },
 }
 
 impl fmt::Display for InstallError {
@@ -87,6 +102,19 @@ impl fmt::Display for InstallError {
                 Err(reject) => write!(f, "{reject}"),
                 Ok(_) => write!(f, "installation failed"),
             },
+            InstallError::UnknownCanister(id) => write!(f, "Canister {id} not found"),
+            InstallError::AlreadyInstalled(id) => write!(
+                f,
+                "Canister {id} is already installed: it has a Wasm module (upgrade it instead)"
+            ),
+            InstallError::NotInstalled(id) => write!(
+                f,
+                "Canister {id} has no Wasm module to upgrade (install one first)"
+            ),
+            InstallError::NotController { canister, sender } => write!(
+                f,
+                "Only the controllers of the canister {canister} can control it; sender {sender} is not one of them"
+            ),
         }
     }
 }
@@ -103,6 +131,27 @@ impl From<LoadError> for InstallError {
 struct Begun {
     snapshot: Snapshot,
     kind: MessageKind,
+}
+
+/// What a message of a [`crate::World`] runs.
+pub(crate) enum Entry {
+    /// An exported function, e.g. `canister_update <name>`.
+    Export(String),
+    /// A callback `table[fun](env)`.
+    Closure(Closure),
+}
+
+/// A finished message of a [`crate::World`].
+pub(crate) struct Executed {
+    /// The result as [`Canister::update`] builds it (`reply` holds the trap
+    /// message when the message failed).
+    pub result: CallResult,
+    /// Whether the message ran to completion (its changes were kept, if it persists).
+    pub ok: bool,
+    /// The replica's error code when it did not (trap or exceeded limit).
+    pub error: Option<ErrorCode>,
+    /// Its context at the end: response and outgoing calls (valid when `ok`).
+    pub msg: MessageContext,
 }
 
 /// A canister with its live instance, heap and stable memory.
@@ -157,7 +206,7 @@ impl Canister {
             limits,
         };
         let exports = canister.install_exports("canister_init");
-        let (result, _) = canister.run(
+        let (result, _, _) = canister.run(
             MessageKind::Init,
             "canister_init",
             &exports,
@@ -199,29 +248,65 @@ impl Canister {
 
     /// Runs `canister_inspect_message` if exported; returns the reject if the
     /// message is not accepted. Its changes are always discarded.
-    fn inspect(&mut self, method: &str, arg: &[u8], caller: &[u8]) -> Option<CallResult> {
+    pub(crate) fn inspect(
+        &mut self,
+        method: &str,
+        arg: &[u8],
+        caller: &[u8],
+    ) -> Option<CallResult> {
+        self.inspect_classified(method, arg, caller)
+            .map(|(result, _)| result)
+    }
+
+    /// [`Canister::inspect`] with the replica's error code of the refusal
+    /// (the trap's, or IC0406 when the message was not accepted).
+    pub(crate) fn inspect_classified(
+        &mut self,
+        method: &str,
+        arg: &[u8],
+        caller: &[u8],
+    ) -> Option<(CallResult, ErrorCode)> {
         let export = "canister_inspect_message".to_string();
         if !self.live.loaded.exports_function(&export) {
             return None;
         }
-        let (result, accepted) =
+        let (result, accepted, error) =
             self.run(MessageKind::InspectMessage, method, &[export], arg, caller);
-        match result.reply {
-            Err(_) => Some(result),
-            Ok(_) if accepted => None,
-            Ok(_) => Some(CallResult {
-                reply: Err(Reject {
-                    code: RejectCode::CanisterReject,
-                    message: "Canister rejected the message".into(),
-                }),
-                ..result
-            }),
+        match (result.reply, error) {
+            (Err(reject), Some(code)) => Some((
+                CallResult {
+                    reply: Err(reject),
+                    ..result
+                },
+                code,
+            )),
+            (_, _) if accepted => None,
+            (_, _) => Some((
+                CallResult {
+                    reply: Err(Reject {
+                        code: RejectCode::CanisterReject,
+                        message: "Canister rejected the message".into(),
+                    }),
+                    ..result
+                },
+                ErrorCode::CanisterRejectedMessage,
+            )),
         }
     }
 
     /// Calls the query method `method` (export `canister_query <method>` or
     /// `canister_composite_query <method>`). Its changes are always discarded.
     pub fn query(&mut self, method: &str, arg: &[u8], caller: &[u8]) -> CallResult {
+        self.query_classified(method, arg, caller).0
+    }
+
+    /// [`Canister::query`] with the replica's error code when it failed.
+    pub(crate) fn query_classified(
+        &mut self,
+        method: &str,
+        arg: &[u8],
+        caller: &[u8],
+    ) -> (CallResult, Option<ErrorCode>) {
         let export = [
             format!("canister_query {method}"),
             format!("canister_composite_query {method}"),
@@ -230,12 +315,16 @@ impl Canister {
         .find(|name| self.live.loaded.exports_function(name));
         match export {
             Some(export) => {
-                self.run(MessageKind::Query, method, &[export], arg, caller)
-                    .0
+                let (result, _, error) =
+                    self.run(MessageKind::Query, method, &[export], arg, caller);
+                (result, error)
             }
-            None => CallResult::reject(
-                RejectCode::CanisterError,
-                format!("Canister has no query method '{method}'."),
+            None => (
+                CallResult::reject(
+                    RejectCode::CanisterError,
+                    format!("Canister has no query method '{method}'."),
+                ),
+                Some(ErrorCode::CanisterMethodNotFound),
             ),
         }
     }
@@ -277,7 +366,10 @@ impl Canister {
             Err(failed) => {
                 let (e, state) = *failed;
                 self.live.store.data_mut().stable = state.stable;
-                self.fail(begun, Failure::Trap(String::new()));
+                self.fail(
+                    begun,
+                    Failure::Trap(ErrorCode::CanisterInvalidWasm, String::new()),
+                );
                 return Err(InstallError::Load(e));
             }
         };
@@ -287,8 +379,8 @@ impl Canister {
         let fresh = self.live.begin();
         let post = self.install_exports("canister_post_upgrade");
         let outcome = self.call_all(&post);
-        let (result, ok, _) = self.conclude(kind, outcome, &fresh);
-        if ok {
+        let (result, error, _) = self.conclude(kind, outcome, &fresh);
+        if error.is_none() {
             self.live.store.data_mut().stable.commit();
             self.live.commit(&fresh);
             return Ok(result);
@@ -311,7 +403,8 @@ impl Canister {
     }
 
     /// Runs one message: `exports` in order under one instruction budget.
-    /// Returns the result and whether `accept_message` was called.
+    /// Returns the result, whether `accept_message` was called and the
+    /// replica's error code if the message failed.
     fn run(
         &mut self,
         kind: MessageKind,
@@ -319,18 +412,54 @@ impl Canister {
         exports: &[String],
         arg: &[u8],
         caller: &[u8],
-    ) -> (CallResult, bool) {
+    ) -> (CallResult, bool, Option<ErrorCode>) {
         let begun = self.begin(kind, method, arg, caller);
         let outcome = self.call_all(exports);
-        let (result, ok, accepted) = self.conclude(kind, outcome, &begun.snapshot);
+        let (result, error, msg) = self.conclude(kind, outcome, &begun.snapshot);
+        self.keep_or_undo(kind, error.is_none(), &begun.snapshot);
+        (result, msg.accepted, error)
+    }
+
+    /// Keeps the changes of a message that completed and persists, else undoes them.
+    fn keep_or_undo(&mut self, kind: MessageKind, ok: bool, snapshot: &Snapshot) {
         if ok && kind.persists() {
             self.live.store.data_mut().stable.commit();
-            self.live.commit(&begun.snapshot);
+            self.live.commit(snapshot);
         } else {
             self.live.store.data_mut().stable.rollback();
-            self.rollback_heap(&begun.snapshot);
+            self.rollback_heap(snapshot);
         }
-        (result, accepted)
+    }
+
+    /// Runs one message of a [`crate::World`] with the prepared `context`
+    /// (kind, argument, caller, limit, callback data): calls `entry`, then keeps
+    /// or undoes its changes like [`Canister::update`] does.
+    pub(crate) fn execute(&mut self, context: MessageContext, entry: &Entry) -> Executed {
+        let kind = context.kind;
+        let snapshot = self.live.begin();
+        let limit = context.limit;
+        let state = self.live.store.data_mut();
+        state.stable.begin();
+        state.msg = context;
+        self.live.set_counter(limit as i64);
+        let outcome = match entry {
+            Entry::Export(name) => self.live.call(name),
+            Entry::Closure(closure) => self.live.call_closure(*closure),
+        };
+        let (result, error, msg) = self.conclude(kind, outcome, &snapshot);
+        let ok = error.is_none();
+        self.keep_or_undo(kind, ok, &snapshot);
+        Executed {
+            result,
+            ok,
+            error,
+            msg,
+        }
+    }
+
+    /// Whether the module exports a function named `name`.
+    pub(crate) fn exports_function(&self, name: &str) -> bool {
+        self.live.loaded.exports_function(name)
     }
 
     /// Sets up the message context, snapshots the state and sets the counter.
@@ -352,14 +481,15 @@ impl Canister {
     }
 
     /// Turns the outcome of a message into its result, adding the heap
-    /// dirty-page charge. Returns the result, whether the message ran to
-    /// completion (its changes may be kept) and whether it accepted the message.
+    /// dirty-page charge. Returns the result, the replica's error code unless
+    /// the message ran to completion (its changes may then be kept) and its
+    /// final context (without the debug output, moved into the result).
     fn conclude(
         &mut self,
         kind: MessageKind,
         outcome: Result<(), Failure>,
         before: &Snapshot,
-    ) -> (CallResult, bool, bool) {
+    ) -> (CallResult, Option<ErrorCode>, MessageContext) {
         let limit = self.live.store.data().msg.limit;
         let counter = self.live.counter();
         let mut instructions = (limit as i64).saturating_sub(counter).max(0) as u64;
@@ -380,27 +510,32 @@ impl Canister {
             }
         }
         self.live.finish(before);
-        let msg = std::mem::take(&mut self.live.store.data_mut().msg);
-        let ok = outcome.is_ok();
-        let reply = match outcome {
-            Err(Failure::OutOfInstructions) => Err(Reject {
-                code: RejectCode::CanisterError,
-                message: format!(
-                    "Canister exceeded the limit of {limit} instructions for single message execution."
-                ),
-            }),
-            Err(Failure::Trap(message)) => Err(Reject {
-                code: RejectCode::CanisterError,
-                message,
-            }),
-            Ok(()) => reply_of(kind, msg.response),
+        let mut msg = std::mem::take(&mut self.live.store.data_mut().msg);
+        let (reply, error) = match outcome {
+            Err(Failure::OutOfInstructions) => (
+                Err(Reject {
+                    code: RejectCode::CanisterError,
+                    message: format!(
+                        "Canister exceeded the limit of {limit} instructions for single message execution."
+                    ),
+                }),
+                Some(ErrorCode::CanisterInstructionLimitExceeded),
+            ),
+            Err(Failure::Trap(code, message)) => (
+                Err(Reject {
+                    code: RejectCode::CanisterError,
+                    message,
+                }),
+                Some(code),
+            ),
+            Ok(()) => (reply_of(kind, msg.response.clone()), None),
         };
         let result = CallResult {
             reply,
             instructions,
-            debug_output: msg.debug_output,
+            debug_output: std::mem::take(&mut msg.debug_output),
         };
-        (result, ok, msg.accepted)
+        (result, error, msg)
     }
 
     /// Undoes a failed message of `begun` and builds its result.

@@ -9,6 +9,15 @@
 //! - a full copy (fallback): the heap is copied at the start of the message and
 //!   compared page by page afterwards; cost O(heap size), and a page counts as
 //!   dirty only when its content changed.
+//!
+//! Limitation: tables are not part of a snapshot. A message that changes a
+//! table (`table.set`, `table.grow`, `table.fill`, `table.copy`,
+//! `table.init`) and then traps keeps those changes, where the replica rolls
+//! them back with the rest of the message; wasmtime tables cannot shrink, so
+//! undoing a `table.grow` would need a fresh instance as for a grown memory.
+//! Canisters that do not use Wasm reference types (e.g. Rust canisters built
+//! for ic-cdk) fill their table from element segments at instantiation only,
+//! so this does not affect them.
 
 use crate::state::HostState;
 use crate::write_tracker::WriteTracker;
@@ -18,7 +27,8 @@ use wasmtime::{Instance, Store, Val};
 /// Size of the heap pages whose dirtying is charged (ic-metering.md §4: 4 KiB).
 pub const HEAP_PAGE_SIZE: usize = 4 * 1024;
 
-/// Linear memory size, globals and (in copy mode) content at the start of a message.
+/// Linear memory size, globals and (in copy mode) content at the start of a
+/// message; not the tables (see the module documentation).
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     heap_len: usize,

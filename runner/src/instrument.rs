@@ -14,6 +14,10 @@
 //!   replica does);
 //! - memory 0 is exported as `memory` and every mutable global is also exported
 //!   as `__icrun_global_<index>` so the runtime can snapshot and restore it;
+//! - table 0, if any, is also exported as `__icrun_table`, so the runtime can
+//!   call inter-canister callbacks `table[fun](env)` (the replica exports the
+//!   table too); table contents are function references, unaffected by the
+//!   index shift;
 //! - the `name` custom section is dropped; other custom sections are kept.
 
 use crate::partition::{charge_points, Charge, ChargePoint, IndexTypes, SizeOperand};
@@ -37,6 +41,8 @@ pub const START_EXPORT: &str = "canister_start";
 pub const MEMORY_EXPORT: &str = "memory";
 /// Prefix of the extra exports of mutable globals (`__icrun_global_<index>`).
 pub const GLOBAL_EXPORT_PREFIX: &str = "__icrun_global_";
+/// Export name of table 0 (callbacks of inter-canister calls are its entries).
+pub const TABLE_EXPORT: &str = "__icrun_table";
 
 /// Why a module could not be instrumented.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -197,6 +203,7 @@ fn check_reserved(name: &str) -> Result<(), InstrumentError> {
     let reserved = name == COUNTER_EXPORT
         || name == START_EXPORT
         || name.starts_with("canister counter_")
+        || name == TABLE_EXPORT
         || name.starts_with(GLOBAL_EXPORT_PREFIX);
     if reserved {
         Err(InstrumentError::ReservedExport(name.to_string()))
@@ -511,6 +518,9 @@ impl Writer<'_> {
         if !self.facts.memory0_exported && !self.facts.index_types.memories64.is_empty() {
             exports.export(MEMORY_EXPORT, ExportKind::Memory, 0);
         }
+        if !self.facts.index_types.tables64.is_empty() {
+            exports.export(TABLE_EXPORT, ExportKind::Table, 0);
+        }
         for global in &self.facts.mutable_globals {
             let name = format!("{GLOBAL_EXPORT_PREFIX}{global}");
             exports.export(&name, ExportKind::Global, *global);
@@ -666,6 +676,7 @@ mod tests {
         assert!(exports.contains(&("canister_update a".to_string(), 2)));
         assert!(exports.contains(&(START_EXPORT.to_string(), 2)));
         assert!(exports.contains(&(MEMORY_EXPORT.to_string(), 0)));
+        assert!(exports.contains(&(TABLE_EXPORT.to_string(), 0)));
         // The counter is appended after the two globals; $g is mutable.
         assert!(exports.contains(&(COUNTER_EXPORT.to_string(), 2)));
         assert!(exports.contains(&(format!("{GLOBAL_EXPORT_PREFIX}0"), 0)));

@@ -2,11 +2,13 @@
 //! it: set and read the instruction counter, call an export, snapshot and
 //! restore the Wasm state.
 
+use crate::errors::ErrorCode;
 use crate::heap::{MemoryGrew, Snapshot};
 use crate::instrument::{
     instrument, InstrumentError, Instrumented, COUNTER_EXPORT, GLOBAL_EXPORT_PREFIX, MEMORY_EXPORT,
+    TABLE_EXPORT,
 };
-use crate::state::{HostState, HostTrap};
+use crate::state::{Closure, HostState, HostTrap};
 use crate::write_tracker::WriteTracker;
 use std::collections::HashMap;
 use std::fmt;
@@ -171,8 +173,8 @@ impl Loaded {
 pub enum Failure {
     /// The instruction counter went negative.
     OutOfInstructions,
-    /// Any other trap, with the replica-style message.
-    Trap(String),
+    /// Any other trap: the replica's error code and message.
+    Trap(ErrorCode, String),
 }
 
 /// An instance of a [`Loaded`] module in its own store.
@@ -240,8 +242,54 @@ impl Live {
         let func = self
             .instance
             .get_typed_func::<(), ()>(&mut self.store, name)
-            .map_err(|e| Failure::Trap(format!("Canister export '{name}' is unusable: {e}")))?;
+            .map_err(|e| {
+                Failure::Trap(
+                    ErrorCode::CanisterContractViolation,
+                    format!("Canister export '{name}' is unusable: {e}"),
+                )
+            })?;
         func.call(&mut self.store, ()).map_err(failure_of)
+    }
+
+    /// Calls the callback `table[closure.fun](closure.env)` (type `[i32] -> []`,
+    /// `[i64] -> []` on wasm64), as the replica calls inter-canister callbacks:
+    /// through the exported table, so no `call_indirect` is charged. A missing
+    /// entry (e.g. ic-cdk's one-way calls, index `u32::MAX`), a null entry or
+    /// a wrong signature fail with the replica's errors (its wasmtime
+    /// embedder: `FunctionNotFound(0, index)` and contract violations).
+    pub fn call_closure(&mut self, closure: Closure) -> Result<(), Failure> {
+        let violation = |what: &str| {
+            Failure::Trap(
+                ErrorCode::CanisterContractViolation,
+                format!("Canister violated contract: {what}"),
+            )
+        };
+        let Some(table) = self.instance.get_table(&mut self.store, TABLE_EXPORT) else {
+            return Err(violation("table not found"));
+        };
+        let Some(entry) = table.get(&mut self.store, u64::from(closure.fun)) else {
+            return Err(Failure::Trap(
+                ErrorCode::CanisterFunctionNotFound,
+                format!(
+                    "Canister requested to invoke a non-existent Wasm function {} from table 0",
+                    closure.fun
+                ),
+            ));
+        };
+        let Some(func) = entry.as_func().flatten().copied() else {
+            return Err(violation("unexpected null function reference"));
+        };
+        let mismatch = |_| violation("function invocation does not match its signature");
+        let outcome = if self.loaded.info.memory64 {
+            func.typed::<i64, ()>(&self.store)
+                .map_err(mismatch)?
+                .call(&mut self.store, closure.env as i64)
+        } else {
+            func.typed::<i32, ()>(&self.store)
+                .map_err(mismatch)?
+                .call(&mut self.store, closure.env as i32)
+        };
+        outcome.map_err(failure_of)
     }
 
     /// Starts a message: records what is needed to undo it (see [`Snapshot`]).
@@ -337,13 +385,14 @@ fn failure_of(error: wasmtime::Error) -> Failure {
     if let Some(host) = error.downcast_ref::<HostTrap>() {
         return match host {
             HostTrap::OutOfInstructions => Failure::OutOfInstructions,
-            other => Failure::Trap(other.to_string()),
+            other => Failure::Trap(other.error_code(), other.to_string()),
         };
     }
+    let trapped = |text: String| Failure::Trap(ErrorCode::CanisterTrapped, text);
     if let Some(trap) = error.downcast_ref::<wasmtime::Trap>() {
-        return Failure::Trap(format!("Canister trapped: {}", trap_text(trap)));
+        return trapped(format!("Canister trapped: {}", trap_text(trap)));
     }
-    Failure::Trap(format!("Canister trapped: {error}"))
+    trapped(format!("Canister trapped: {error}"))
 }
 
 /// The replica's wording of a Wasm trap.

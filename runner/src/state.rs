@@ -1,7 +1,9 @@
 //! What the ic0 host functions read and write: the canister's environment, its
 //! stable memory and the context of the message being executed.
 
+use crate::errors::ErrorCode;
 use crate::stable::StableMemory;
+use std::collections::BTreeMap;
 use std::fmt;
 use wasmtime::{Global, Memory};
 
@@ -24,6 +26,15 @@ pub enum MessageKind {
     Query,
     /// `canister_inspect_message`; never persists changes.
     InspectMessage,
+    /// A reply callback: `table[reply_fun](reply_env)` of an inter-canister call
+    /// ([`crate::World`] only).
+    ReplyCallback,
+    /// A reject callback: `table[reject_fun](reject_env)` of an inter-canister
+    /// call ([`crate::World`] only).
+    RejectCallback,
+    /// The `call_on_cleanup` function of a call whose callback trapped
+    /// ([`crate::World`] only); it may neither reply nor call.
+    Cleanup,
 }
 
 impl MessageKind {
@@ -35,8 +46,13 @@ impl MessageKind {
             MessageKind::Init | MessageKind::PreUpgrade | MessageKind::PostUpgrade => {
                 300_000_000_000
             }
-            // ic-metering.md §5: update: 40 billion.
-            MessageKind::Update => 40_000_000_000,
+            // ic-metering.md §5: update: 40 billion; callbacks are update
+            // executions (the replica keeps 5% of it for the cleanup, see
+            // `crate::world`).
+            MessageKind::Update
+            | MessageKind::ReplyCallback
+            | MessageKind::RejectCallback
+            | MessageKind::Cleanup => 40_000_000_000,
             // ic-metering.md §5: query: 5 billion.
             MessageKind::Query => 5_000_000_000,
             // ic-metering.md §5: canister_inspect_message: 200 million.
@@ -50,7 +66,10 @@ impl MessageKind {
         const GIB: u64 = 1024 * 1024 * 1024;
         match self {
             MessageKind::Init | MessageKind::PreUpgrade | MessageKind::PostUpgrade => 8 * GIB,
-            MessageKind::Update => 2 * GIB,
+            MessageKind::Update
+            | MessageKind::ReplyCallback
+            | MessageKind::RejectCallback
+            | MessageKind::Cleanup => 2 * GIB,
             MessageKind::Query | MessageKind::InspectMessage => GIB,
         }
     }
@@ -62,7 +81,22 @@ impl MessageKind {
 
     /// Whether the message may reply or reject (`msg_reply`, `msg_reject`).
     pub fn can_reply(self) -> bool {
-        matches!(self, MessageKind::Update | MessageKind::Query)
+        matches!(
+            self,
+            MessageKind::Update
+                | MessageKind::Query
+                | MessageKind::ReplyCallback
+                | MessageKind::RejectCallback
+        )
+    }
+
+    /// Whether the message may make inter-canister calls (`call_new` and the
+    /// other `call_*` functions; the interface spec's U, Ry and Rt).
+    pub fn can_call(self) -> bool {
+        matches!(
+            self,
+            MessageKind::Update | MessageKind::ReplyCallback | MessageKind::RejectCallback
+        )
     }
 }
 
@@ -97,7 +131,10 @@ impl Limits {
     pub fn of(&self, kind: MessageKind) -> u64 {
         match kind {
             MessageKind::Init | MessageKind::PreUpgrade | MessageKind::PostUpgrade => self.install,
-            MessageKind::Update => self.update,
+            MessageKind::Update
+            | MessageKind::ReplyCallback
+            | MessageKind::RejectCallback
+            | MessageKind::Cleanup => self.update,
             MessageKind::Query => self.query,
             MessageKind::InspectMessage => self.inspect_message,
         }
@@ -138,7 +175,7 @@ pub struct Env {
 impl Default for Env {
     fn default() -> Self {
         Env {
-            // The first canister id of a subnet: rrkah-fqaaa-aaaaa-aaaaq-cai.
+            // The first canister id of a subnet: rwlgt-iiaaa-aaaaa-aaaaa-cai.
             canister_id: vec![0, 0, 0, 0, 0, 0, 0, 0, 1, 1],
             controllers: Vec::new(),
             // 2025-01-01T00:00:00Z.
@@ -159,6 +196,40 @@ pub enum Response {
     Reply(Vec<u8>),
     /// `msg_reject` with its message.
     Reject(String),
+}
+
+/// A callback of an inter-canister call: the function at index `fun` of the
+/// module's table, called with `env` (`(env : i32) -> ()` on wasm32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Closure {
+    /// Index into table 0.
+    pub fun: u32,
+    /// The argument it is called with.
+    pub env: u64,
+}
+
+/// An inter-canister call under construction (`call_new` .. `call_perform`) or performed.
+///
+/// Cycles attached with `call_cycles_add128` are recorded but never moved:
+/// balances stay untouched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutgoingCall {
+    /// The callee's principal bytes.
+    pub callee: Vec<u8>,
+    /// The method to call.
+    pub method: String,
+    /// The argument, from `call_data_append`.
+    pub arg: Vec<u8>,
+    /// Called with the reply.
+    pub on_reply: Closure,
+    /// Called with the reject.
+    pub on_reject: Closure,
+    /// Called when the reply or reject callback traps (`call_on_cleanup`).
+    pub on_cleanup: Option<Closure>,
+    /// Cycles attached (recorded only).
+    pub cycles: u128,
+    /// `call_with_best_effort_response` timeout, in seconds.
+    pub timeout_seconds: Option<u32>,
 }
 
 /// Per-message context, reset before each message.
@@ -182,6 +253,32 @@ pub struct MessageContext {
     pub accepted: bool,
     /// Text of each `debug_print` (and of `ic0.trap`), in order.
     pub debug_output: Vec<String>,
+    /// What `in_replicated_execution` returns (queries called by canisters
+    /// run replicated).
+    pub replicated: bool,
+    /// Whether `call_perform` may enqueue calls (only inside a [`crate::World`];
+    /// a standalone canister's `call_perform` returns 2).
+    pub calls_enabled: bool,
+    /// Whether the call context was answered by an earlier message (callbacks).
+    pub replied_before: bool,
+    /// `msg_reject_code` in callbacks and cleanups: 0 for a reply.
+    pub reject_code: u32,
+    /// `msg_reject_msg_*` in reject callbacks.
+    pub reject_message: String,
+    /// The call under construction.
+    pub pending_call: Option<OutgoingCall>,
+    /// Calls performed by this message; sent only if it completes.
+    pub outgoing: Vec<OutgoingCall>,
+    /// Per callee (principal bytes), the calls of this canister performed by
+    /// earlier messages whose response has not been processed yet (set by
+    /// [`crate::World`]); `call_perform` refuses calls past the replica's
+    /// queue capacity.
+    pub outstanding_calls: BTreeMap<Vec<u8>, usize>,
+    /// Instructions of earlier messages of the call context
+    /// (`performance_counter(1)` adds them).
+    pub call_context_instructions: u64,
+    /// What `msg_deadline` returns (0: no deadline).
+    pub deadline: u64,
 }
 
 impl MessageContext {
@@ -203,6 +300,16 @@ impl MessageContext {
             response: None,
             accepted: false,
             debug_output: Vec::new(),
+            replicated: kind.persists(),
+            calls_enabled: false,
+            replied_before: false,
+            reject_code: 0,
+            reject_message: String::new(),
+            pending_call: None,
+            outgoing: Vec::new(),
+            outstanding_calls: BTreeMap::new(),
+            call_context_instructions: 0,
+            deadline: 0,
         }
     }
 }
@@ -272,6 +379,22 @@ impl fmt::Display for HostTrap {
                 limit / 1024
             ),
             HostTrap::ContractViolation(msg) => write!(f, "Canister violated contract: {msg}"),
+        }
+    }
+}
+
+impl HostTrap {
+    /// The replica's error code of this trap (`HypervisorError::into_user_error`,
+    /// rs/interfaces/src/execution_environment/errors.rs).
+    pub fn error_code(&self) -> ErrorCode {
+        match self {
+            HostTrap::Explicit(_) => ErrorCode::CanisterCalledTrap,
+            HostTrap::OutOfInstructions => ErrorCode::CanisterInstructionLimitExceeded,
+            HostTrap::StableOutOfBounds | HostTrap::HeapOutOfBounds | HostTrap::Stable32Bit => {
+                ErrorCode::CanisterTrapped
+            }
+            HostTrap::StableDirtyLimit(_) => ErrorCode::CanisterMemoryAccessLimitExceeded,
+            HostTrap::ContractViolation(_) => ErrorCode::CanisterContractViolation,
         }
     }
 }

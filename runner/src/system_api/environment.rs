@@ -60,7 +60,7 @@ pub(super) fn register_canister(linker: &mut Linker<HostState>) -> wasmtime::Res
     })?;
     linker.func_wrap(IC0, "in_replicated_execution", |mut c: Ctx<'_>| {
         charge(&mut c, BASE)?; // ic-metering.md §4: 500.
-        Ok(c.data().msg.kind.persists() as i32)
+        Ok(c.data().msg.replicated as i32)
     })?;
     linker.func_wrap(
         IC0,

@@ -6,10 +6,30 @@ use wasmtime::Linker;
 
 // ic-metering.md §4: msg_reply_data_append, msg_reject = 500 + 50 × size.
 const PER_REPLY_BYTE: u64 = 50;
+/// The largest reply of a replicated execution (updates, replicated queries,
+/// callbacks; to canisters and to ingress alike): the replica's
+/// MAX_INTER_CANISTER_PAYLOAD_IN_BYTES, 2 MiB (rs/types/types/src/messages.rs),
+/// the `max_reply_size` its `ApiType::update` and callbacks get
+/// (rs/embedders/src/wasmtime_embedder/system_api.rs).
+const MAX_REPLICATED_REPLY_BYTES: u64 = 2 * 1024 * 1024;
+/// The largest reply of a non-replicated query: the replica's
+/// MAX_NON_REPLICATED_QUERY_REPLY_SIZE, 3 MiB = 3,145,728 bytes
+/// (rs/embedders/src/wasmtime_embedder/system_api.rs).
+const MAX_NON_REPLICATED_REPLY_BYTES: u64 = 3 * 1024 * 1024;
+
+/// The reply size limit of a message (see the constants above).
+fn max_reply_bytes(replicated: bool) -> u64 {
+    if replicated {
+        MAX_REPLICATED_REPLY_BYTES
+    } else {
+        MAX_NON_REPLICATED_REPLY_BYTES
+    }
+}
 
 pub(super) fn register_message(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     linker.func_wrap(IC0, "msg_arg_data_size", |mut c: Ctx<'_>| {
         charge(&mut c, BASE)?; // ic-metering.md §4: 500.
+        ensure_has_arg(&c, "msg_arg_data_size")?;
         Ok(c.data().msg.arg.len() as i32)
     })?;
     linker.func_wrap(
@@ -17,6 +37,7 @@ pub(super) fn register_message(linker: &mut Linker<HostState>) -> wasmtime::Resu
         "msg_arg_data_copy",
         |mut c: Ctx<'_>, dst: i32, off: i32, size: i32| {
             charge(&mut c, BASE + u(size))?; // ic-metering.md §4: 500 + size.
+            ensure_has_arg(&c, "msg_arg_data_copy")?;
             copy_to_heap(&mut c, "msg_arg_data_copy", u(dst), u(off), u(size), |s| {
                 &s.msg.arg
             })
@@ -58,26 +79,43 @@ pub(super) fn register_message(linker: &mut Linker<HostState>) -> wasmtime::Resu
     )?;
     linker.func_wrap(IC0, "msg_reject_code", |mut c: Ctx<'_>| {
         charge(&mut c, BASE)?; // ic-metering.md §4: 500.
-                               // No call is ever rejected back to this canister: 0 = "not a reject".
-        Ok(0i32)
+        let msg = &c.data().msg;
+        match msg.kind {
+            // 0 = "no error" in a reply callback (and its cleanup).
+            MessageKind::ReplyCallback | MessageKind::RejectCallback | MessageKind::Cleanup => {
+                Ok(msg.reject_code as i32)
+            }
+            kind => violation(format!(
+                "ic0.msg_reject_code cannot be executed in {kind:?}"
+            )),
+        }
     })?;
-    // Only meaningful in reject callbacks, which icrun does not run yet.
+    // Not in ic-metering.md §4; charged like its `_copy` sibling's base (500).
     linker.func_wrap(IC0, "msg_reject_msg_size", |mut c: Ctx<'_>| {
         charge(&mut c, BASE)?;
-        violation::<i32>("ic0.msg_reject_msg_size called outside a reject callback")
+        ensure_reject_callback(&c, "msg_reject_msg_size")?;
+        Ok(c.data().msg.reject_message.len() as i32)
     })?;
     linker.func_wrap(
         IC0,
         "msg_reject_msg_copy",
-        |mut c: Ctx<'_>, _dst: i32, _off: i32, size: i32| {
+        |mut c: Ctx<'_>, dst: i32, off: i32, size: i32| {
             charge(&mut c, BASE + u(size))?; // ic-metering.md §4: 500 + size.
-            violation::<()>("ic0.msg_reject_msg_copy called outside a reject callback")
+            ensure_reject_callback(&c, "msg_reject_msg_copy")?;
+            copy_to_heap(
+                &mut c,
+                "msg_reject_msg_copy",
+                u(dst),
+                u(off),
+                u(size),
+                |s| s.msg.reject_message.as_bytes(),
+            )
         },
     )?;
     // Not in ic-metering.md §4; base charge assumed.
     linker.func_wrap(IC0, "msg_deadline", |mut c: Ctx<'_>| {
         charge(&mut c, BASE)?;
-        Ok(0i64)
+        Ok(c.data().msg.deadline as i64)
     })?;
     linker.func_wrap(IC0, "accept_message", |mut c: Ctx<'_>| {
         charge(&mut c, BASE)?; // ic-metering.md §4: 500.
@@ -102,6 +140,14 @@ pub(super) fn register_reply(linker: &mut Linker<HostState>) -> wasmtime::Result
             // ic-metering.md §4: 500 + 50 × size.
             charge(&mut c, BASE + PER_REPLY_BYTE * u(size))?;
             ensure_can_reply(&c, "msg_reply_data_append")?;
+            let msg = &c.data().msg;
+            let limit = max_reply_bytes(msg.replicated);
+            let payload = msg.reply_buffer.len() as u64 + u(size);
+            if payload > limit {
+                return violation(format!(
+                    "ic0.msg_reply_data_append: application payload size ({payload}) cannot be larger than {limit}."
+                ));
+            }
             let bytes = read_heap(&mut c, u(src), u(size))?;
             c.data_mut().msg.reply_buffer.extend_from_slice(&bytes);
             Ok(())
@@ -134,8 +180,32 @@ fn ensure_can_reply(c: &Ctx<'_>, api: &str) -> HostResult<()> {
     if !msg.kind.can_reply() {
         return violation(format!("ic0.{api} cannot be executed in {:?}", msg.kind));
     }
-    if msg.response.is_some() {
+    if msg.response.is_some() || msg.replied_before {
         return violation(format!("ic0.{api}: the call is already replied"));
     }
     Ok(())
+}
+
+/// Traps where there is no argument: in reject callbacks and cleanups (the
+/// interface spec lists `msg_arg_data_*` for I U RQ NRQ TQ CQ Ry CRy F).
+fn ensure_has_arg(c: &Ctx<'_>, api: &str) -> HostResult<()> {
+    let kind = c.data().msg.kind;
+    match kind {
+        MessageKind::RejectCallback | MessageKind::Cleanup => {
+            violation(format!("ic0.{api} cannot be executed in {kind:?}"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Traps outside a reject callback (`msg_reject_msg_*` are Rt only).
+fn ensure_reject_callback(c: &Ctx<'_>, api: &str) -> HostResult<()> {
+    let kind = c.data().msg.kind;
+    if kind == MessageKind::RejectCallback {
+        Ok(())
+    } else {
+        violation(format!(
+            "ic0.{api} called outside a reject callback ({kind:?})"
+        ))
+    }
 }

@@ -15,9 +15,14 @@ pub(super) fn register_misc(linker: &mut Linker<HostState>) -> wasmtime::Result<
         // ic-metering.md §4: 200, charged before the counter is read.
         charge(&mut c, PERFORMANCE_COUNTER)?;
         match kind {
-            // 0: instructions of this message; 1: of this call context (the
-            // same here, as icrun runs no callbacks).
-            0 | 1 => Ok(instructions_used(&mut c) as i64),
+            // 0: instructions of this message.
+            0 => Ok(instructions_used(&mut c) as i64),
+            // 1: of the call context: this message and the earlier ones (the
+            // update method and callbacks that already ran in it).
+            1 => {
+                let earlier = c.data().msg.call_context_instructions;
+                Ok(instructions_used(&mut c).saturating_add(earlier) as i64)
+            }
             _ => violation(format!(
                 "ic0.performance_counter: unknown counter type {kind}"
             )),
