@@ -15,6 +15,9 @@ pub enum Limit {
     PageSize,
     /// The largest id a store accepts (`MAX_USER_ID`).
     UserId,
+    /// Rows of one batch that fit the canister's instruction budget for one message
+    /// (see the `budget` module); `max` is how many fit.
+    InstructionBudget,
 }
 
 /// Everything that can go wrong, as a value a caller can act on.
@@ -94,6 +97,15 @@ impl fmt::Display for StoreError {
             Self::DuplicateId { id } => write!(f, "a user with id {id} already exists"),
             Self::NotFound { id } => write!(f, "no user with id {id}"),
             Self::InvalidInput { reason } => write!(f, "invalid input: {reason}"),
+            Self::LimitExceeded {
+                limit: Limit::InstructionBudget,
+                max,
+                actual,
+            } => write!(
+                f,
+                "a batch of {actual} rows might exceed the instruction limit of one message; \
+                 at most {max} rows fit, send the rest in further calls"
+            ),
             Self::LimitExceeded { limit, max, actual } => {
                 write!(f, "{limit:?} limit exceeded: {actual} > {max}")
             }

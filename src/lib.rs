@@ -27,6 +27,7 @@
 
 pub mod access;
 pub mod btree;
+pub mod budget;
 pub mod error;
 pub mod layout;
 pub mod limits;

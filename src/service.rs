@@ -6,6 +6,7 @@
 //! identical by construction.
 
 use crate::access::Writers;
+use crate::budget::WriteCost;
 use crate::error::StoreError;
 use crate::limits;
 use crate::store::{EngineInfo, UserStore};
@@ -23,16 +24,20 @@ pub struct Limits {
     pub max_page_size: u64,
     /// Largest user id.
     pub max_user_id: u64,
+    /// Most instructions one update message may spend; batches that might cost more are
+    /// refused up front.
+    pub instruction_budget: u64,
 }
 
 impl Limits {
-    /// The limits this build enforces.
-    pub fn current() -> Self {
+    /// The limits this build enforces, with the canister's `instruction_budget`.
+    pub fn with_budget(instruction_budget: u64) -> Self {
         Self {
             max_username_bytes: limits::MAX_USERNAME_BYTES as u64,
             max_batch_size: limits::MAX_BATCH_SIZE as u64,
             max_page_size: u64::from(limits::MAX_PAGE_SIZE),
             max_user_id: limits::MAX_USER_ID,
+            instruction_budget,
         }
     }
 }
@@ -59,16 +64,26 @@ pub struct Stats {
     pub heap_pages: u64,
 }
 
-/// A store canister's live state: its store and who may write to it.
+/// A store canister's live state: its store, who may write to it, and how many
+/// instructions one update message may spend.
 pub struct StoreState<S: UserStore> {
     store: S,
     writers: Writers,
+    instruction_budget: u64,
+    write_cost: WriteCost,
 }
 
 impl<S: UserStore> StoreState<S> {
-    /// Wraps an open store.
-    pub fn new(store: S, writers: Writers) -> Self {
-        Self { store, writers }
+    /// Wraps an open store; batches are checked against `instruction_budget`
+    /// (see [`crate::budget`]).
+    pub fn new(store: S, writers: Writers, instruction_budget: u64) -> Self {
+        let write_cost = WriteCost::of(store.describe().engine);
+        Self {
+            store,
+            writers,
+            instruction_budget,
+            write_cost,
+        }
     }
 
     /// The store, for reads (public).
@@ -87,12 +102,30 @@ impl<S: UserStore> StoreState<S> {
         Ok(&mut self.store)
     }
 
+    /// The store, for a batch write of `rows` rows by `caller`, after `instructions_used`
+    /// instructions of the message (its performance counter): [`StoreError::Unauthorized`]
+    /// unless `caller` is a writer, then [`StoreError::LimitExceeded`] with
+    /// [`Limit::InstructionBudget`](crate::Limit::InstructionBudget) if the batch might not
+    /// fit what is left of the budget, with the number of rows that fit.
+    pub fn store_for_batch_writer(
+        &mut self,
+        caller: Principal,
+        is_controller: impl FnOnce(&Principal) -> bool,
+        rows: usize,
+        instructions_used: u64,
+    ) -> Result<&mut S, StoreError> {
+        self.writers.authorize(caller, is_controller)?;
+        let instructions_left = self.instruction_budget.saturating_sub(instructions_used);
+        self.write_cost.check(rows, instructions_left)?;
+        Ok(&mut self.store)
+    }
+
     /// The `config` query's reply.
     pub fn config(&self) -> CanisterConfig {
         CanisterConfig {
             engine: self.store.describe(),
             writers: self.writers.clone(),
-            limits: Limits::current(),
+            limits: Limits::with_budget(self.instruction_budget),
         }
     }
 
@@ -138,7 +171,26 @@ macro_rules! export_user_table_api {
         ) -> Result<R, ::userstore::StoreError> {
             let caller = ::ic_cdk::api::msg_caller();
             let store = state.store_for_writer(caller, ::ic_cdk::api::is_controller)?;
-            match write(store) {
+            __userstore_trap_on_storage_failure(write(store))
+        }
+
+        fn __userstore_batch_writer_store<S: ::userstore::UserStore, R>(
+            state: &mut ::userstore::service::StoreState<S>,
+            rows: usize,
+            write: impl FnOnce(&mut S) -> Result<R, ::userstore::StoreError>,
+        ) -> Result<R, ::userstore::StoreError> {
+            let caller = ::ic_cdk::api::msg_caller();
+            // Counter 0: the instructions this message has executed so far (decoding included).
+            let used = ::ic_cdk::api::performance_counter(0);
+            let store =
+                state.store_for_batch_writer(caller, ::ic_cdk::api::is_controller, rows, used)?;
+            __userstore_trap_on_storage_failure(write(store))
+        }
+
+        fn __userstore_trap_on_storage_failure<R>(
+            result: Result<R, ::userstore::StoreError>,
+        ) -> Result<R, ::userstore::StoreError> {
+            match result {
                 Err(::userstore::StoreError::Storage { message }) => {
                     ::ic_cdk::trap(format!("storage failure, message rolled back: {message}"))
                 }
@@ -158,7 +210,7 @@ macro_rules! export_user_table_api {
         #[::ic_cdk::update]
         fn insert_users(users: Vec<::userstore::User>) -> Result<u64, ::userstore::StoreError> {
             $with_state(|state| {
-                __userstore_writer_store(state, |store| {
+                __userstore_batch_writer_store(state, users.len(), |store| {
                     ::userstore::UserStore::insert_batch(store, &users)
                 })
             })
@@ -204,7 +256,7 @@ macro_rules! export_user_table_api {
         #[::ic_cdk::update]
         fn update_users(users: Vec<::userstore::User>) -> Result<u64, ::userstore::StoreError> {
             $with_state(|state| {
-                __userstore_writer_store(state, |store| {
+                __userstore_batch_writer_store(state, users.len(), |store| {
                     ::userstore::UserStore::update_batch(store, &users)
                 })
             })
@@ -214,7 +266,7 @@ macro_rules! export_user_table_api {
         #[::ic_cdk::update]
         fn delete_users(ids: Vec<u64>) -> Result<u64, ::userstore::StoreError> {
             $with_state(|state| {
-                __userstore_writer_store(state, |store| {
+                __userstore_batch_writer_store(state, ids.len(), |store| {
                     ::userstore::UserStore::delete_batch(store, &ids)
                 })
             })
@@ -261,7 +313,34 @@ mod tests {
 
     fn state() -> StoreState<BTreeStore<VectorMemory>> {
         let store = BTreeStore::init(VectorMemory::default());
-        StoreState::new(store, Writers::installer_and_controllers(principal(1)))
+        StoreState::new(
+            store,
+            Writers::installer_and_controllers(principal(1)),
+            crate::budget::MIN_INSTRUCTION_BUDGET,
+        )
+    }
+
+    #[test]
+    fn a_batch_over_the_budget_is_refused_with_the_rows_that_fit() {
+        let mut state = state();
+        let cost = WriteCost::BTREE;
+        let fit = cost.rows_that_fit(crate::budget::MIN_INSTRUCTION_BUDGET - 1_000_000);
+        let refused = state
+            .store_for_batch_writer(principal(1), |_| false, fit as usize + 1, 1_000_000)
+            .map(|_| ());
+        assert_eq!(
+            refused,
+            Err(StoreError::LimitExceeded {
+                limit: crate::Limit::InstructionBudget,
+                max: fit,
+                actual: fit + 1,
+            })
+        );
+        let allowed =
+            state.store_for_batch_writer(principal(1), |_| false, fit as usize, 1_000_000);
+        assert!(allowed.is_ok());
+        let stranger = state.store_for_batch_writer(principal(2), |_| false, 1, 0);
+        assert!(matches!(stranger, Err(StoreError::Unauthorized { .. })));
     }
 
     #[test]
@@ -305,5 +384,9 @@ mod tests {
             crate::limits::MAX_BATCH_SIZE as u64
         );
         assert_eq!(config.limits.max_username_bytes, 128);
+        assert_eq!(
+            config.limits.instruction_budget,
+            crate::budget::MIN_INSTRUCTION_BUDGET
+        );
     }
 }

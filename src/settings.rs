@@ -2,6 +2,7 @@
 //! changed (or kept) by an upgrade's argument.
 
 use crate::access::Writers;
+use crate::budget::{check_budget, UPDATE_INSTRUCTION_LIMIT};
 use crate::error::StoreError;
 use crate::sqlite::SqliteConfig;
 use crate::store::Engine;
@@ -21,6 +22,11 @@ pub struct InitArgs {
     /// At install `None` means the default configuration (`SqliteConfig::default`); at
     /// upgrade `None` keeps the current configuration.
     pub sqlite: Option<SqliteConfig>,
+    /// Most instructions one update message may spend: a batch that might cost more is
+    /// refused up front with the number of rows that fit. From 100,000,000 to
+    /// 40,000,000,000 (the IC's update limit). At install `None` means the IC's limit; at
+    /// upgrade `None` keeps the current budget.
+    pub instruction_budget: Option<u64>,
 }
 
 /// What a store canister keeps about itself in stable memory.
@@ -30,6 +36,9 @@ pub struct Settings {
     pub writers: Writers,
     /// The SQLite configuration, for the SQLite engine.
     pub sqlite: Option<SqliteConfig>,
+    /// The instruction budget of one update message; `None` (also what settings saved
+    /// before this field existed decode to) means [`UPDATE_INSTRUCTION_LIMIT`].
+    pub instruction_budget: Option<u64>,
 }
 
 impl Storable for Settings {
@@ -63,7 +72,12 @@ impl Settings {
             Some(principals) => Writers::only(principals),
             None => Writers::installer_and_controllers(installer),
         };
-        Ok(Self { writers, sqlite })
+        let instruction_budget = checked_budget(args.instruction_budget)?;
+        Ok(Self {
+            writers,
+            sqlite,
+            instruction_budget,
+        })
     }
 
     /// The settings after an upgrade with `args`: what the argument gives, the rest kept.
@@ -72,7 +86,20 @@ impl Settings {
         let current_sqlite = self.sqlite.unwrap_or_default();
         let sqlite = sqlite_config_for(engine, args.sqlite, current_sqlite)?;
         let writers = args.writers.map(Writers::only).unwrap_or(self.writers);
-        Ok(Self { writers, sqlite })
+        let instruction_budget = match args.instruction_budget {
+            Some(budget) => checked_budget(Some(budget))?,
+            None => self.instruction_budget,
+        };
+        Ok(Self {
+            writers,
+            sqlite,
+            instruction_budget,
+        })
+    }
+
+    /// The instruction budget of one update message in force.
+    pub fn effective_instruction_budget(&self) -> u64 {
+        self.instruction_budget.unwrap_or(UPDATE_INSTRUCTION_LIMIT)
     }
 
     /// Stores these settings in `memory`, replacing what was there.
@@ -96,9 +123,17 @@ impl Settings {
         let placeholder = Settings {
             writers: Writers::only(Vec::new()),
             sqlite: None,
+            instruction_budget: None,
         };
         Ok(StableCell::init(memory, placeholder).get().clone())
     }
+}
+
+fn checked_budget(budget: Option<u64>) -> Result<Option<u64>, StoreError> {
+    if let Some(budget) = budget {
+        check_budget(budget)?;
+    }
+    Ok(budget)
 }
 
 fn sqlite_config_for(
@@ -149,6 +184,7 @@ mod tests {
         let args = InitArgs {
             writers: None,
             sqlite: Some(SqliteConfig::default()),
+            ..InitArgs::default()
         };
         assert!(matches!(
             Settings::for_install(Engine::StableBTreeMap, Some(args), principal(1)),
@@ -162,6 +198,7 @@ mod tests {
         let args = InitArgs {
             writers: None,
             sqlite: Some(SqliteConfig::with_journal_mode(JournalMode::Persist)),
+            ..InitArgs::default()
         };
         let upgraded = installed
             .clone()
@@ -174,7 +211,7 @@ mod tests {
         );
         let writers_only = InitArgs {
             writers: Some(vec![principal(9)]),
-            sqlite: None,
+            ..InitArgs::default()
         };
         let upgraded = installed
             .upgraded(Engine::Sqlite, Some(writers_only))

@@ -25,7 +25,11 @@ fn memory(id: ic_stable_structures::memory_manager::MemoryId) -> Memory {
 
 fn open(settings: Settings) {
     let store = BTreeStore::init(memory(layout::BTREE_USERS_MEMORY_ID));
-    let state = StoreState::new(store, settings.writers);
+    let state = StoreState::new(
+        store,
+        settings.writers.clone(),
+        settings.effective_instruction_budget(),
+    );
     STATE.with(|slot| *slot.borrow_mut() = Some(state));
 }
 

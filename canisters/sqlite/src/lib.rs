@@ -72,7 +72,11 @@ mod storage {
 fn open(settings: Settings) -> Result<(), StoreError> {
     let config = settings.sqlite.clone().unwrap_or_default();
     let store = storage::open(config)?;
-    let state = StoreState::new(store, settings.writers);
+    let state = StoreState::new(
+        store,
+        settings.writers.clone(),
+        settings.effective_instruction_budget(),
+    );
     STATE.with(|slot| *slot.borrow_mut() = Some(state));
     Ok(())
 }

@@ -1,0 +1,149 @@
+//! Whether a batch fits one message's instruction budget, decided before it runs.
+//!
+//! The IC traps an update message that executes more than 40 billion instructions
+//! (ic-metering.md §5) and discards everything it did. A canister that lets a caller send a
+//! batch too large for that limit wastes the caller's cycles and tells them nothing useful.
+//! So the store canisters estimate a batch's cost from an upper bound per engine
+//! ([`WriteCost`]) and refuse, up front, a batch that might not fit, with
+//! [`StoreError::LimitExceeded`] whose `max` is the number of rows that do fit.
+//!
+//! With the IC's limit and [`MAX_BATCH_SIZE`](crate::limits::MAX_BATCH_SIZE) rows of at most
+//! 250,000 instructions each, every batch the size limit lets through fits; the check bites
+//! when a canister is configured with a smaller budget (`InitArgs::instruction_budget`), for
+//! example to cap what one call may cost in cycles.
+
+use crate::error::{Limit, StoreError};
+use crate::store::Engine;
+
+/// The instruction limit of one update message on an application subnet
+/// (ic-metering.md §5: 40 billion).
+pub const UPDATE_INSTRUCTION_LIMIT: u64 = 40_000_000_000;
+
+/// The smallest instruction budget a canister accepts: enough for the fixed part of a
+/// SQLite batch ([`WriteCost::SQLITE`]) and a few thousand rows.
+pub const MIN_INSTRUCTION_BUDGET: u64 = 100_000_000;
+
+/// An upper bound of what a batch write (insert, update or delete) costs on one engine.
+///
+/// The bounds are several times the worst figures measured by the benchmark suite
+/// (`docs/RESULTS.md`, 1,000,000-row tables, cold and warm), so that a batch that passes the
+/// check also fits on larger tables and with the longest usernames. They include decoding the
+/// request and the heap dirty-page charge after the message (ic-metering.md §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteCost {
+    /// Instructions a batch costs whatever its size (transaction, journal, reply).
+    pub per_batch: u64,
+    /// Instructions each row costs at most.
+    pub per_row: u64,
+}
+
+impl WriteCost {
+    /// StableBTreeMap: at most 80,192 instructions per inserted row measured (append, 1M rows);
+    /// an update or a delete walks the tree twice, so 250,000 leaves a margin above 2×.
+    pub const BTREE: WriteCost = WriteCost {
+        per_batch: 2_000_000,
+        per_row: 250_000,
+    };
+
+    /// SQLite: at most 19,290 instructions per row of a batch measured, and 1,258,293 for a
+    /// whole one-row transaction (TRUNCATE, cold); 20,000,000 per batch also covers a WAL
+    /// checkpoint.
+    pub const SQLITE: WriteCost = WriteCost {
+        per_batch: 20_000_000,
+        per_row: 100_000,
+    };
+
+    /// The bound for `engine`.
+    pub fn of(engine: Engine) -> WriteCost {
+        match engine {
+            Engine::StableBTreeMap => WriteCost::BTREE,
+            Engine::Sqlite => WriteCost::SQLITE,
+        }
+    }
+
+    /// How many rows fit in `instructions_left`.
+    pub fn rows_that_fit(&self, instructions_left: u64) -> u64 {
+        instructions_left.saturating_sub(self.per_batch) / self.per_row
+    }
+
+    /// `Ok` if a batch of `rows` fits in `instructions_left`; otherwise
+    /// [`StoreError::LimitExceeded`] with [`Limit::InstructionBudget`] and, as `max`, the
+    /// number of rows that fit.
+    pub fn check(&self, rows: usize, instructions_left: u64) -> Result<(), StoreError> {
+        let rows = rows as u64;
+        let fit = self.rows_that_fit(instructions_left);
+        if rows > fit {
+            return Err(StoreError::LimitExceeded {
+                limit: Limit::InstructionBudget,
+                max: fit,
+                actual: rows,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Checks a configured budget: from [`MIN_INSTRUCTION_BUDGET`] to [`UPDATE_INSTRUCTION_LIMIT`].
+pub fn check_budget(budget: u64) -> Result<(), StoreError> {
+    if (MIN_INSTRUCTION_BUDGET..=UPDATE_INSTRUCTION_LIMIT).contains(&budget) {
+        return Ok(());
+    }
+    Err(StoreError::invalid_config(format!(
+        "instruction_budget must be from {MIN_INSTRUCTION_BUDGET} to {UPDATE_INSTRUCTION_LIMIT} \
+         (the IC's update limit), not {budget}"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_that_fit_leave_the_fixed_part_aside() {
+        let cost = WriteCost {
+            per_batch: 1_000,
+            per_row: 100,
+        };
+        assert_eq!(cost.rows_that_fit(999), 0);
+        assert_eq!(cost.rows_that_fit(1_000), 0);
+        assert_eq!(cost.rows_that_fit(1_099), 0);
+        assert_eq!(cost.rows_that_fit(1_100), 1);
+        assert_eq!(cost.rows_that_fit(11_000), 100);
+    }
+
+    #[test]
+    fn check_refuses_with_the_number_of_rows_that_fit() {
+        let cost = WriteCost {
+            per_batch: 1_000,
+            per_row: 100,
+        };
+        assert_eq!(cost.check(100, 11_000), Ok(()));
+        assert_eq!(
+            cost.check(101, 11_000),
+            Err(StoreError::LimitExceeded {
+                limit: Limit::InstructionBudget,
+                max: 100,
+                actual: 101,
+            })
+        );
+    }
+
+    #[test]
+    fn every_batch_the_size_limit_allows_fits_the_ic_limit() {
+        for engine in [Engine::StableBTreeMap, Engine::Sqlite] {
+            let fit = WriteCost::of(engine).rows_that_fit(UPDATE_INSTRUCTION_LIMIT);
+            assert!(
+                fit >= crate::limits::MAX_BATCH_SIZE as u64,
+                "{engine:?}: {fit}"
+            );
+        }
+    }
+
+    #[test]
+    fn budgets_outside_the_range_are_refused() {
+        assert!(check_budget(MIN_INSTRUCTION_BUDGET).is_ok());
+        assert!(check_budget(UPDATE_INSTRUCTION_LIMIT).is_ok());
+        assert!(check_budget(MIN_INSTRUCTION_BUDGET - 1).is_err());
+        assert!(check_budget(UPDATE_INSTRUCTION_LIMIT + 1).is_err());
+    }
+}
