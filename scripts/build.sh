@@ -5,7 +5,8 @@
 # candid-extractor). Installs what it lacks (Wasm targets, wasi2ic, candid-extractor).
 # Prints the Wasm sizes and the Candid service.
 #
-# Usage: scripts/build.sh [btree] [sqlite] [benches]    (default: btree sqlite)
+# Usage: scripts/build.sh [btree] [sqlite] [client] [benches]    (default: btree sqlite client)
+# `client` is the example canister that calls a store canister (canisters/client).
 # `benches` is the canbench benchmark canister (its Candid is canbench's, not checked here).
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
@@ -25,6 +26,12 @@ build_btree() {
   log "building the B-tree canister (wasm32-unknown-unknown, release)"
   cargo_wasm wasm32-unknown-unknown btree-canister
   cp "$ROOT/target/wasm32-unknown-unknown/release/btree_canister.wasm" "$OUT/btree.wasm"
+}
+
+build_client() {
+  log "building the client canister (wasm32-unknown-unknown, release)"
+  cargo_wasm wasm32-unknown-unknown client-canister
+  cp "$ROOT/target/wasm32-unknown-unknown/release/client_canister.wasm" "$OUT/client.wasm"
 }
 
 build_sqlite() {
@@ -53,13 +60,14 @@ check() {
 }
 
 canisters=("$@")
-[ ${#canisters[@]} -gt 0 ] || canisters=(btree sqlite)
+[ ${#canisters[@]} -gt 0 ] || canisters=(btree sqlite client)
 for canister in "${canisters[@]}"; do
   case "$canister" in
     btree) build_btree ;;
     sqlite) build_sqlite ;;
+    client) build_client ;;
     benches) build_benches ;;
-    *) echo "unknown canister '$canister' (btree, sqlite or benches)" >&2; exit 2 ;;
+    *) echo "unknown canister '$canister' (btree, sqlite, client or benches)" >&2; exit 2 ;;
   esac
   log "checking $canister: imports and Candid"
   check "$canister"
@@ -70,7 +78,8 @@ for canister in "${canisters[@]}"; do
   printf '%-8s %10d bytes  %s\n' "$canister" "$(stat -c %s "$OUT/$canister.wasm")" \
     "target/canisters/$canister.wasm"
 done
-if [ -f "$OUT/${canisters[0]}.did" ] && [ "${canisters[0]}" != benches ]; then
+first=${canisters[0]}
+if [ -f "$OUT/$first.did" ] && { [ "$first" = btree ] || [ "$first" = sqlite ]; }; then
   log "Candid service (identical for both store canisters; types in canisters/*/*.did)"
-  sed -n '/^service /,$p' "$OUT/${canisters[0]}.did"
+  sed -n '/^service /,$p' "$OUT/$first.did"
 fi
