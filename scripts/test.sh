@@ -15,15 +15,19 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 log "cargo clippy (canisters for their Wasm targets)"
 RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target wasm32-unknown-unknown \
-  -p btree-canister -- -D warnings
+  -p btree-canister -p client-canister -- -D warnings
 RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target wasm32-wasip1 \
   -p sqlite-canister -p userstore-benches -- -D warnings
 
 log "building the canisters (imports and Candid checked)"
-"$ROOT/scripts/build.sh" btree sqlite benches
+"$ROOT/scripts/build.sh" btree sqlite client benches
 
 log "report generator tests (python)"
 python3 -m unittest discover -s "$ROOT/scripts" -p 'test_*.py'
 
-log "cargo test (workspace)"
+if [ -n "${POCKET_IC_BIN:-}" ]; then
+  log "cargo test (workspace); end-to-end tests on PocketIC ($POCKET_IC_BIN)"
+else
+  log "cargo test (workspace); end-to-end tests on icrun: PocketIC NOT used (POCKET_IC_BIN not set)"
+fi
 cargo test --workspace --locked

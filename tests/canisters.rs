@@ -5,9 +5,10 @@
 
 mod support;
 
-use support::{controller, owner, stranger, StoreCanister};
+use std::rc::Rc;
+use support::{controller, new_ic, owner, stranger, Ic, StoreCanister};
 use userstore::service::{CanisterConfig, Stats};
-use userstore::{Engine, InitArgs, JournalMode, SqliteConfig, StoreError, User};
+use userstore::{Engine, InitArgs, JournalMode, Limit, SqliteConfig, StoreError, User};
 
 fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
     ids.into_iter()
@@ -17,62 +18,60 @@ fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
 
 fn sqlite_args(config: SqliteConfig) -> Option<InitArgs> {
     Some(InitArgs {
-        writers: None,
         sqlite: Some(config),
+        ..InitArgs::default()
     })
 }
 
-/// Every configuration of every canister that must keep its data across upgrades.
+fn install(ic: &Rc<dyn Ic>, canister: &str, args: Option<InitArgs>) -> StoreCanister {
+    StoreCanister::install(ic, canister, candid::encode_one(args).expect("encode"))
+        .unwrap_or_else(|reject| panic!("install {canister}: {reject}"))
+}
+
+/// Every configuration of every canister that must keep its data across upgrades, on one IC.
 fn every_store() -> Vec<(String, StoreCanister)> {
-    let mut stores = vec![(
-        "btree".to_string(),
-        StoreCanister::install("btree", None).expect("install btree"),
-    )];
+    let ic = new_ic();
+    let mut stores = vec![("btree".to_string(), install(&ic, "btree", None))];
     for journal_mode in JournalMode::ALL {
         let args = sqlite_args(SqliteConfig::with_journal_mode(journal_mode));
-        let store = StoreCanister::install("sqlite", args)
-            .unwrap_or_else(|error| panic!("install sqlite {journal_mode:?}: {error}"));
+        let store = install(&ic, "sqlite", args);
         stores.push((format!("sqlite {journal_mode:?}"), store));
     }
     stores
 }
 
-fn count(store: &mut StoreCanister) -> u64 {
+fn count(store: &StoreCanister) -> u64 {
     let (count,): (Result<u64, StoreError>,) = store.query("count_users", ()).expect("count");
     count.expect("count ok")
 }
 
-fn insert_batch(store: &mut StoreCanister, batch: Vec<User>) -> Result<u64, StoreError> {
+fn insert_batch(store: &StoreCanister, batch: Vec<User>) -> Result<u64, StoreError> {
     let (inserted,): (Result<u64, StoreError>,) = store
         .update(owner(), "insert_users", (batch,))
         .expect("insert_users replies");
     inserted
 }
 
-fn get(store: &mut StoreCanister, id: u64) -> Result<User, StoreError> {
+fn get(store: &StoreCanister, id: u64) -> Result<User, StoreError> {
     store.query_one("get_user", id)
 }
 
 #[test]
 fn data_survives_upgrades_and_writes_continue() {
-    for (name, mut store) in every_store() {
-        assert_eq!(insert_batch(&mut store, users(0..500)), Ok(500), "{name}");
+    for (name, store) in every_store() {
+        assert_eq!(insert_batch(&store, users(0..500)), Ok(500), "{name}");
         for round in 0..3u64 {
             store
                 .upgrade(None)
                 .unwrap_or_else(|error| panic!("{name}: upgrade {round}: {error}"));
             assert_eq!(
-                count(&mut store),
+                count(&store),
                 500 + round * 10,
                 "{name} after upgrade {round}"
             );
-            assert_eq!(
-                get(&mut store, 499),
-                Ok(User::new(499, "user-00499")),
-                "{name}"
-            );
+            assert_eq!(get(&store, 499), Ok(User::new(499, "user-00499")), "{name}");
             let more = users(1000 + round * 10..1010 + round * 10);
-            assert_eq!(insert_batch(&mut store, more), Ok(10), "{name}");
+            assert_eq!(insert_batch(&store, more), Ok(10), "{name}");
         }
         let (page,): (Result<Vec<User>, StoreError>,) = store
             .query("list_users", (Some(995u64), 5u32))
@@ -83,7 +82,7 @@ fn data_survives_upgrades_and_writes_continue() {
 
 #[test]
 fn every_method_over_candid() {
-    for (name, mut store) in every_store() {
+    for (name, store) in every_store() {
         let (inserted,): (Result<(), StoreError>,) = store
             .update(owner(), "insert_user", (User::new(7, "seven"),))
             .expect("insert_user");
@@ -96,13 +95,13 @@ fn every_method_over_candid() {
             .update(owner(), "update_username", (7u64, "SEVEN".to_string()))
             .expect("update_username");
         assert_eq!(previous, Ok(User::new(7, "seven")), "{name}");
-        assert_eq!(get(&mut store, 7), Ok(User::new(7, "SEVEN")), "{name}");
+        assert_eq!(get(&store, 7), Ok(User::new(7, "SEVEN")), "{name}");
         let (removed,): (Result<User, StoreError>,) = store
             .update(owner(), "delete_user", (7u64,))
             .expect("delete_user");
         assert_eq!(removed, Ok(User::new(7, "SEVEN")), "{name}");
         assert_eq!(
-            get(&mut store, 7),
+            get(&store, 7),
             Err(StoreError::NotFound { id: 7 }),
             "{name}"
         );
@@ -110,27 +109,23 @@ fn every_method_over_candid() {
             .query("list_users", (None::<u64>, 10u32))
             .expect("page");
         assert_eq!(empty, Ok(vec![]), "{name}");
-        insert_batch(&mut store, users(0..20)).expect("seed");
+        insert_batch(&store, users(0..20)).expect("seed");
         let renames = vec![User::new(3, "three"), User::new(4, "four")];
         let (updated,): (Result<u64, StoreError>,) = store
             .update(owner(), "update_users", (renames,))
             .expect("update_users");
         assert_eq!(updated, Ok(2), "{name}");
-        assert_eq!(get(&mut store, 4), Ok(User::new(4, "four")), "{name}");
+        assert_eq!(get(&store, 4), Ok(User::new(4, "four")), "{name}");
         let (unknown,): (Result<u64, StoreError>,) = store
             .update(owner(), "delete_users", (vec![5u64, 6, 99],))
             .expect("delete_users");
         assert_eq!(unknown, Err(StoreError::NotFound { id: 99 }), "{name}");
-        assert_eq!(
-            count(&mut store),
-            20,
-            "{name}: a failed batch deletes nothing"
-        );
+        assert_eq!(count(&store), 20, "{name}: a failed batch deletes nothing");
         let (deleted,): (Result<u64, StoreError>,) = store
             .update(owner(), "delete_users", (vec![5u64, 6],))
             .expect("delete_users");
         assert_eq!(deleted, Ok(2), "{name}");
-        assert_eq!(count(&mut store), 18, "{name}");
+        assert_eq!(count(&store), 18, "{name}");
         let (stats,): (Result<Stats, StoreError>,) = store.query("stats", ()).expect("stats");
         let stats = stats.expect("stats ok");
         assert_eq!(stats.rows, 18, "{name}");
@@ -146,13 +141,14 @@ fn every_method_over_candid() {
 
 #[test]
 fn config_reports_the_engine_and_the_sqlite_configuration() {
-    let mut btree = StoreCanister::install("btree", None).expect("install btree");
+    let ic = new_ic();
+    let btree = install(&ic, "btree", None);
     let config: CanisterConfig = btree.query_one("config", ());
     assert_eq!(config.engine.engine, Engine::StableBTreeMap);
     assert_eq!(config.engine.sqlite, None);
 
     let persist = SqliteConfig::with_journal_mode(JournalMode::Persist);
-    let mut sqlite = StoreCanister::install("sqlite", sqlite_args(persist.clone())).unwrap();
+    let sqlite = install(&ic, "sqlite", sqlite_args(persist.clone()));
     let config: CanisterConfig = sqlite.query_one("config", ());
     assert_eq!(config.engine.engine, Engine::Sqlite);
     assert_eq!(config.engine.sqlite, Some(persist));
@@ -161,7 +157,7 @@ fn config_reports_the_engine_and_the_sqlite_configuration() {
 
 #[test]
 fn writes_from_strangers_are_refused_and_change_nothing() {
-    for (name, mut store) in every_store() {
+    for (name, store) in every_store() {
         let (denied,): (Result<u64, StoreError>,) = store
             .update(stranger(), "insert_users", (users(0..3),))
             .expect("insert_users replies");
@@ -170,7 +166,7 @@ fn writes_from_strangers_are_refused_and_change_nothing() {
             Err(StoreError::Unauthorized { caller: stranger() }),
             "{name}"
         );
-        assert_eq!(count(&mut store), 0, "{name}");
+        assert_eq!(count(&store), 0, "{name}");
         // Controllers may write by default.
         let (by_controller,): (Result<u64, StoreError>,) = store
             .update(controller(), "insert_users", (users(0..3),))
@@ -181,42 +177,77 @@ fn writes_from_strangers_are_refused_and_change_nothing() {
 
 #[test]
 fn bad_input_is_an_error_value_and_changes_nothing() {
-    for (name, mut store) in every_store() {
-        insert_batch(&mut store, users(0..10)).expect("seed");
+    for (name, store) in every_store() {
+        insert_batch(&store, users(0..10)).expect("seed");
         let mut clashing = users(100..200);
         clashing.push(User::new(5, "clash"));
         assert_eq!(
-            insert_batch(&mut store, clashing),
+            insert_batch(&store, clashing),
             Err(StoreError::DuplicateId { id: 5 }),
             "{name}"
         );
         let oversized = vec![User::new(300, "x".repeat(129))];
         assert!(
             matches!(
-                insert_batch(&mut store, oversized),
+                insert_batch(&store, oversized),
                 Err(StoreError::LimitExceeded { .. })
             ),
             "{name}"
         );
         assert!(matches!(
-            insert_batch(&mut store, vec![User::new(301, "")]),
+            insert_batch(&store, vec![User::new(301, "")]),
             Err(StoreError::InvalidInput { .. })
         ));
-        let malformed = store.update_raw(owner(), "insert_users", b"not candid");
+        let malformed = store.update_raw(owner(), "insert_users", b"not candid".to_vec());
+        assert!(malformed.is_err(), "{name}: malformed Candid is rejected");
+        let wrong_type = store.update_raw(owner(), "insert_users", support::encode(("text",)));
         assert!(
-            malformed.reply.is_err(),
-            "{name}: malformed Candid is rejected"
+            wrong_type.is_err(),
+            "{name}: a wrong argument type is rejected"
         );
-        assert_eq!(count(&mut store), 10, "{name}");
-        assert_eq!(get(&mut store, 5), Ok(User::new(5, "user-00005")), "{name}");
+        let (unknown,): (Result<User, StoreError>,) = store
+            .update(
+                owner(),
+                "update_username",
+                (12_345u64, "nobody".to_string()),
+            )
+            .expect("update_username replies");
+        assert_eq!(unknown, Err(StoreError::NotFound { id: 12_345 }), "{name}");
+        let (gone,): (Result<User, StoreError>,) = store
+            .update(owner(), "delete_user", (12_345u64,))
+            .expect("delete_user replies");
+        assert_eq!(gone, Err(StoreError::NotFound { id: 12_345 }), "{name}");
+        assert_eq!(
+            insert_batch(&store, users(1_000..11_001)),
+            Err(StoreError::LimitExceeded {
+                limit: Limit::BatchSize,
+                max: 10_000,
+                actual: 10_001
+            }),
+            "{name}"
+        );
+        let (page,): (Result<Vec<User>, StoreError>,) = store
+            .query("list_users", (None::<u64>, 10_001u32))
+            .expect("list_users replies");
+        assert_eq!(
+            page,
+            Err(StoreError::LimitExceeded {
+                limit: Limit::PageSize,
+                max: 10_000,
+                actual: 10_001
+            }),
+            "{name}"
+        );
+        assert_eq!(count(&store), 10, "{name}");
+        assert_eq!(get(&store, 5), Ok(User::new(5, "user-00005")), "{name}");
     }
 }
 
 #[test]
 fn an_upgrade_may_change_the_journal_mode_but_not_the_page_size() {
     let memory = SqliteConfig::with_journal_mode(JournalMode::Memory);
-    let mut store = StoreCanister::install("sqlite", sqlite_args(memory.clone())).unwrap();
-    insert_batch(&mut store, users(0..100)).unwrap();
+    let store = install(&new_ic(), "sqlite", sqlite_args(memory.clone()));
+    insert_batch(&store, users(0..100)).unwrap();
 
     let persist = SqliteConfig::with_journal_mode(JournalMode::Persist);
     store
@@ -224,7 +255,7 @@ fn an_upgrade_may_change_the_journal_mode_but_not_the_page_size() {
         .expect("journal mode change");
     let config: CanisterConfig = store.query_one("config", ());
     assert_eq!(config.engine.sqlite, Some(persist.clone()));
-    assert_eq!(count(&mut store), 100);
+    assert_eq!(count(&store), 100);
 
     let bigger_pages = SqliteConfig {
         page_size: 8192,
@@ -233,18 +264,60 @@ fn an_upgrade_may_change_the_journal_mode_but_not_the_page_size() {
     let refused = store
         .upgrade(sqlite_args(bigger_pages))
         .expect_err("refused");
-    assert!(refused.contains("page_size"), "{refused}");
+    assert!(refused.message.contains("page_size"), "{refused}");
     // The failed upgrade left the canister as it was.
     let config: CanisterConfig = store.query_one("config", ());
     assert_eq!(config.engine.sqlite, Some(persist));
-    assert_eq!(count(&mut store), 100);
-    assert_eq!(insert_batch(&mut store, users(100..110)), Ok(10));
+    assert_eq!(count(&store), 100);
+    assert_eq!(insert_batch(&store, users(100..110)), Ok(10));
 }
 
 #[test]
 fn the_btree_canister_refuses_a_sqlite_configuration() {
-    let refused = StoreCanister::install("btree", sqlite_args(SqliteConfig::default()))
+    let args = candid::encode_one(sqlite_args(SqliteConfig::default())).unwrap();
+    let refused = StoreCanister::install(&new_ic(), "btree", args)
         .err()
         .expect("install refused");
-    assert!(refused.contains("SQLite configuration"), "{refused}");
+    assert!(
+        refused.message.contains("SQLite configuration"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn paging_walks_the_whole_table_and_the_empty_table() {
+    for (name, store) in every_store() {
+        let (empty,): (Result<Vec<User>, StoreError>,) = store
+            .query("list_users", (None::<u64>, 100u32))
+            .expect("list_users");
+        assert_eq!(empty, Ok(vec![]), "{name}: the empty table");
+        assert_eq!(count(&store), 0, "{name}");
+
+        let expected: Vec<User> = users((0..1_000).map(|i| i * 3));
+        insert_batch(&store, expected.clone()).expect("seed");
+        let mut seen = Vec::new();
+        let mut after = None;
+        loop {
+            let (page,): (Result<Vec<User>, StoreError>,) = store
+                .query("list_users", (after, 64u32))
+                .expect("list_users");
+            let page = page.expect("page");
+            assert!(page.len() <= 64, "{name}");
+            match page.last() {
+                Some(last) => after = Some(last.id),
+                None => break,
+            }
+            seen.extend(page);
+        }
+        assert_eq!(seen, expected, "{name}: every row once, in id order");
+        // Starting between ids, and past the end.
+        let (from_middle,): (Result<Vec<User>, StoreError>,) = store
+            .query("list_users", (Some(1u64), 2u32))
+            .expect("list_users");
+        assert_eq!(from_middle, Ok(users([3, 6])), "{name}");
+        let (past_end,): (Result<Vec<User>, StoreError>,) = store
+            .query("list_users", (Some(2_997u64), 10u32))
+            .expect("list_users");
+        assert_eq!(past_end, Ok(vec![]), "{name}");
+    }
 }

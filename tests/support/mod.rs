@@ -1,13 +1,25 @@
-//! Installs the project's real canister Wasm on icrun and calls it over Candid.
+//! Installs the project's real canister Wasm and calls it over Candid, on icrun or, with
+//! `POCKET_IC_BIN` set, on the PocketIC server: both implement the [`Ic`] trait.
 //!
 //! The Wasm comes from `target/canisters/` (built by `scripts/build.sh`, which the README's
-//! test command runs first). These tests run on icrun, never on PocketIC.
+//! test command runs first).
+
+// Each test file compiles this module and uses part of it.
+#![allow(dead_code)]
+
+mod ic;
+mod icrun_backend;
+mod pocket_ic_backend;
+
+pub use ic::{Ic, Rejected};
 
 use candid::utils::{ArgumentDecoder, ArgumentEncoder};
 use candid::{CandidType, Principal};
-use icrun::{CallResult, Canister, Env, Reject};
 use serde::de::DeserializeOwned;
+use std::io::Write;
 use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Once;
 use userstore::InitArgs;
 
 /// The principal that installs the canisters (a writer by default).
@@ -25,7 +37,7 @@ pub fn controller() -> Principal {
     Principal::from_slice(&[0x33; 29])
 }
 
-/// The release Wasm of `canister` ("btree" or "sqlite").
+/// The release Wasm of `canister` ("btree", "sqlite" or "client").
 pub fn canister_wasm(canister: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("target/canisters")
@@ -38,66 +50,114 @@ pub fn canister_wasm(canister: &str) -> Vec<u8> {
     })
 }
 
-/// A store canister installed on icrun.
-pub struct StoreCanister {
-    canister: Canister,
+static ANNOUNCE: Once = Once::new();
+
+/// A fresh IC for one test: the PocketIC server when `POCKET_IC_BIN` is set, otherwise icrun.
+/// The first call says which, on the terminal (past the test harness's output capture).
+pub fn new_ic() -> Rc<dyn Ic> {
+    let on_pocket_ic = std::env::var_os("POCKET_IC_BIN").is_some();
+    ANNOUNCE.call_once(|| {
+        let line = if on_pocket_ic {
+            "end-to-end tests: running on PocketIC (POCKET_IC_BIN is set)\n"
+        } else {
+            "end-to-end tests: running on icrun; PocketIC was NOT used (POCKET_IC_BIN is not set)\n"
+        };
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    });
+    if on_pocket_ic {
+        Rc::new(pocket_ic::PocketIc::new())
+    } else {
+        Rc::new(icrun_backend::IcrunIc::default())
+    }
+}
+
+/// Candid-encodes `args`.
+pub fn encode<A: ArgumentEncoder>(args: A) -> Vec<u8> {
+    candid::encode_args(args).expect("encode arguments")
+}
+
+fn decode<R: for<'de> ArgumentDecoder<'de>>(bytes: Vec<u8>) -> R {
+    candid::decode_args(&bytes).expect("decode reply")
+}
+
+/// A canister on an [`Ic`], called over Candid.
+#[derive(Clone)]
+pub struct Deployed {
+    /// The IC it runs on.
+    pub ic: Rc<dyn Ic>,
+    /// Its id.
+    pub id: Principal,
     wasm: Vec<u8>,
 }
 
-impl StoreCanister {
-    /// Installs `canister` as [`owner`] with `args`, [`controller`] as its controller.
-    pub fn install(canister: &str, args: Option<InitArgs>) -> Result<Self, String> {
-        let wasm = canister_wasm(canister);
-        let env = Env {
-            controllers: vec![controller().as_slice().to_vec()],
-            ..Env::default()
-        };
-        let init_arg = candid::encode_one(args).expect("encode init argument");
-        let (canister, _) = Canister::install(&wasm, &init_arg, owner().as_slice(), env)
-            .map_err(|error| error.to_string())?;
-        Ok(Self { canister, wasm })
+impl Deployed {
+    /// Creates a canister controlled by [`controller`] and installs the Wasm of
+    /// `canister` with the Candid `init_arg`, as [`owner`].
+    pub fn install(ic: &Rc<dyn Ic>, canister: &str, init_arg: Vec<u8>) -> Result<Self, Rejected> {
+        let id = ic.create_canister(vec![controller(), owner()]);
+        Self::install_on(ic, id, canister, init_arg)
     }
 
-    /// Upgrades to the same Wasm with `args` (what `dfx deploy --upgrade-unchanged` does).
-    pub fn upgrade(&mut self, args: Option<InitArgs>) -> Result<(), String> {
-        let arg = candid::encode_one(args).expect("encode upgrade argument");
-        self.canister
-            .upgrade(&self.wasm.clone(), &arg, controller().as_slice())
-            .map(|_| ())
-            .map_err(|error| error.to_string())
+    /// Installs the Wasm of `canister` on the created canister `id`, as [`owner`].
+    pub fn install_on(
+        ic: &Rc<dyn Ic>,
+        id: Principal,
+        canister: &str,
+        init_arg: Vec<u8>,
+    ) -> Result<Self, Rejected> {
+        let wasm = canister_wasm(canister);
+        ic.install_canister(id, wasm.clone(), init_arg, owner())?;
+        Ok(Self {
+            ic: Rc::clone(ic),
+            id,
+            wasm,
+        })
+    }
+
+    /// Upgrades to the same Wasm with the Candid `arg`, as [`controller`] (what
+    /// `dfx deploy --upgrade-unchanged` does).
+    pub fn upgrade_with(&self, arg: Vec<u8>) -> Result<(), Rejected> {
+        self.ic
+            .upgrade_canister(self.id, self.wasm.clone(), arg, controller())
     }
 
     /// Calls the update `method` as `caller`; the reply decoded, or the reject.
-    pub fn update<A, R>(&mut self, caller: Principal, method: &str, args: A) -> Result<R, Reject>
+    pub fn update<A, R>(&self, caller: Principal, method: &str, args: A) -> Result<R, Rejected>
     where
         A: ArgumentEncoder,
         R: for<'de> ArgumentDecoder<'de>,
     {
-        let arg = candid::encode_args(args).expect("encode arguments");
-        decode(self.canister.update(method, &arg, caller.as_slice()))
-    }
-
-    /// Calls the query `method` as an anonymous user.
-    pub fn query<A, R>(&mut self, method: &str, args: A) -> Result<R, Reject>
-    where
-        A: ArgumentEncoder,
-        R: for<'de> ArgumentDecoder<'de>,
-    {
-        let arg = candid::encode_args(args).expect("encode arguments");
-        decode(
-            self.canister
-                .query(method, &arg, Principal::anonymous().as_slice()),
-        )
+        self.update_raw(caller, method, encode(args)).map(decode)
     }
 
     /// Calls the update `method` with raw argument bytes.
-    pub fn update_raw(&mut self, caller: Principal, method: &str, arg: &[u8]) -> CallResult {
-        self.canister.update(method, arg, caller.as_slice())
+    pub fn update_raw(
+        &self,
+        caller: Principal,
+        method: &str,
+        arg: Vec<u8>,
+    ) -> Result<Vec<u8>, Rejected> {
+        self.ic.update_call(self.id, caller, method, arg)
+    }
+
+    /// Calls the query `method` as an anonymous user.
+    pub fn query<A, R>(&self, method: &str, args: A) -> Result<R, Rejected>
+    where
+        A: ArgumentEncoder,
+        R: for<'de> ArgumentDecoder<'de>,
+    {
+        self.query_raw(method, encode(args)).map(decode)
+    }
+
+    /// Calls the query `method` with raw argument bytes, as an anonymous user.
+    pub fn query_raw(&self, method: &str, arg: Vec<u8>) -> Result<Vec<u8>, Rejected> {
+        self.ic
+            .query_call(self.id, Principal::anonymous(), method, arg)
     }
 
     /// Calls a query with one argument and one result, as an anonymous user.
     pub fn query_one<A: CandidType, R: DeserializeOwned + CandidType>(
-        &mut self,
+        &self,
         method: &str,
         arg: A,
     ) -> R {
@@ -108,7 +168,21 @@ impl StoreCanister {
     }
 }
 
-fn decode<R: for<'de> ArgumentDecoder<'de>>(result: CallResult) -> Result<R, Reject> {
-    let bytes = result.reply?;
-    Ok(candid::decode_args(&bytes).expect("decode reply"))
+/// A store canister ("btree" or "sqlite") with its upgrade helper.
+pub type StoreCanister = Deployed;
+
+impl Deployed {
+    /// Installs the store `canister` with `args` on a fresh IC of its own.
+    pub fn install_store(canister: &str, args: Option<InitArgs>) -> Result<Self, Rejected> {
+        Self::install(
+            &new_ic(),
+            canister,
+            candid::encode_one(args).expect("encode"),
+        )
+    }
+
+    /// Upgrades a store canister with `args`.
+    pub fn upgrade(&self, args: Option<InitArgs>) -> Result<(), Rejected> {
+        self.upgrade_with(candid::encode_one(args).expect("encode upgrade argument"))
+    }
 }

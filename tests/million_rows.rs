@@ -1,0 +1,62 @@
+//! The slow test: each store canister fills a 1,000,000-row table through its Candid API
+//! (100 batches of 10,000 rows, each batch one update message within the IC's limits), is
+//! upgraded, and still has every row and takes more writes.
+
+mod support;
+
+use support::{new_ic, owner, StoreCanister};
+use userstore::{StoreError, User};
+
+const ROWS: u64 = 1_000_000;
+const BATCH: u64 = 10_000;
+
+fn user(id: u64) -> User {
+    User::new(id, format!("user-{id:07}"))
+}
+
+fn count(store: &StoreCanister) -> u64 {
+    let (count,): (Result<u64, StoreError>,) = store.query("count_users", ()).expect("count");
+    count.expect("count ok")
+}
+
+fn get(store: &StoreCanister, id: u64) -> Result<User, StoreError> {
+    store.query_one("get_user", id)
+}
+
+#[test]
+fn a_million_row_table_survives_an_upgrade() {
+    let ic = new_ic();
+    for canister in ["btree", "sqlite"] {
+        let store = StoreCanister::install(&ic, canister, candid::encode_one(None::<()>).unwrap())
+            .unwrap_or_else(|reject| panic!("install {canister}: {reject}"));
+        for start in (0..ROWS).step_by(BATCH as usize) {
+            // Even ids, so the table has room for middle inserts afterwards.
+            let batch: Vec<User> = (start..start + BATCH).map(|i| user(2 * i)).collect();
+            let (inserted,): (Result<u64, StoreError>,) = store
+                .update(owner(), "insert_users", (batch,))
+                .unwrap_or_else(|reject| panic!("{canister}: batch at {start}: {reject}"));
+            assert_eq!(inserted, Ok(BATCH), "{canister}: batch at {start}");
+        }
+        assert_eq!(count(&store), ROWS, "{canister}");
+
+        store
+            .upgrade(None)
+            .unwrap_or_else(|reject| panic!("{canister}: upgrade: {reject}"));
+        assert_eq!(count(&store), ROWS, "{canister} after the upgrade");
+        for id in [0, 2 * 123_457, 2 * (ROWS - 1)] {
+            assert_eq!(get(&store, id), Ok(user(id)), "{canister}");
+        }
+        let (tail,): (Result<Vec<User>, StoreError>,) = store
+            .query("list_users", (Some(2 * (ROWS - 3)), 10u32))
+            .expect("list_users");
+        assert_eq!(tail, Ok(vec![user(2 * (ROWS - 2)), user(2 * (ROWS - 1))]));
+
+        // Writes go on: a middle insert and an append.
+        let more = vec![user(2 * 500_000 + 1), user(2 * ROWS)];
+        let (inserted,): (Result<u64, StoreError>,) = store
+            .update(owner(), "insert_users", (more,))
+            .expect("insert after the upgrade");
+        assert_eq!(inserted, Ok(2), "{canister}");
+        assert_eq!(count(&store), ROWS + 2, "{canister}");
+    }
+}

@@ -1,0 +1,116 @@
+//! [`Ic`] on icrun: every canister of a test in one [`icrun::World`].
+
+use super::ic::{Ic, Rejected};
+use candid::Principal;
+use icrun::{CallResult, Limits, World};
+use std::cell::{Cell, RefCell};
+
+/// An icrun world of canisters.
+#[derive(Default)]
+pub struct IcrunIc {
+    world: RefCell<World>,
+    last_update_instructions: Cell<Option<u64>>,
+}
+
+fn rejected(reject: icrun::Reject) -> Rejected {
+    Rejected {
+        code: reject.code as u64,
+        message: reject.message,
+    }
+}
+
+fn reply_of(result: CallResult) -> Result<Vec<u8>, Rejected> {
+    result.reply.map_err(rejected)
+}
+
+fn install_failure(error: icrun::InstallError) -> Rejected {
+    // The IC answers a failed install_code with CANISTER_ERROR.
+    Rejected {
+        code: 5,
+        message: error.to_string(),
+    }
+}
+
+impl Ic for IcrunIc {
+    fn backend(&self) -> &'static str {
+        "icrun"
+    }
+
+    fn create_canister(&self, controllers: Vec<Principal>) -> Principal {
+        let controllers: Vec<Vec<u8>> = controllers.iter().map(|p| p.as_slice().to_vec()).collect();
+        Principal::from_slice(&self.world.borrow_mut().create_canister(&controllers))
+    }
+
+    fn install_canister(
+        &self,
+        id: Principal,
+        wasm: Vec<u8>,
+        arg: Vec<u8>,
+        sender: Principal,
+    ) -> Result<(), Rejected> {
+        let mut world = self.world.borrow_mut();
+        world
+            .install(id.as_slice(), &wasm, &arg, sender.as_slice())
+            .map(|_| ())
+            .map_err(install_failure)
+    }
+
+    fn upgrade_canister(
+        &self,
+        id: Principal,
+        wasm: Vec<u8>,
+        arg: Vec<u8>,
+        sender: Principal,
+    ) -> Result<(), Rejected> {
+        let mut world = self.world.borrow_mut();
+        world
+            .upgrade(id.as_slice(), &wasm, &arg, sender.as_slice())
+            .map(|_| ())
+            .map_err(install_failure)
+    }
+
+    fn update_call(
+        &self,
+        id: Principal,
+        sender: Principal,
+        method: &str,
+        payload: Vec<u8>,
+    ) -> Result<Vec<u8>, Rejected> {
+        let result =
+            self.world
+                .borrow_mut()
+                .update(id.as_slice(), method, &payload, sender.as_slice());
+        self.last_update_instructions.set(Some(result.instructions));
+        reply_of(result)
+    }
+
+    fn query_call(
+        &self,
+        id: Principal,
+        sender: Principal,
+        method: &str,
+        payload: Vec<u8>,
+    ) -> Result<Vec<u8>, Rejected> {
+        let result =
+            self.world
+                .borrow_mut()
+                .query(id.as_slice(), method, &payload, sender.as_slice());
+        reply_of(result)
+    }
+
+    fn last_update_instructions(&self) -> Option<u64> {
+        self.last_update_instructions.get()
+    }
+
+    fn set_update_instruction_limit(&self, id: Principal, limit: u64) -> bool {
+        let mut world = self.world.borrow_mut();
+        let Some(canister) = world.canister_mut(id.as_slice()) else {
+            return false;
+        };
+        canister.set_limits(Limits {
+            update: limit,
+            ..canister.limits()
+        });
+        true
+    }
+}
