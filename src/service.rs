@@ -6,10 +6,10 @@
 //! identical by construction.
 
 use crate::access::Writers;
-use crate::budget::WriteCost;
+use crate::budget::{BatchWrite, WriteCost};
 use crate::error::StoreError;
 use crate::limits;
-use crate::store::{EngineInfo, UserStore};
+use crate::store::{Engine, EngineInfo, UserStore};
 use candid::{CandidType, Principal};
 use serde::{Deserialize, Serialize};
 
@@ -70,19 +70,19 @@ pub struct StoreState<S: UserStore> {
     store: S,
     writers: Writers,
     instruction_budget: u64,
-    write_cost: WriteCost,
+    engine: Engine,
 }
 
 impl<S: UserStore> StoreState<S> {
     /// Wraps an open store; batches are checked against `instruction_budget`
     /// (see [`crate::budget`]).
     pub fn new(store: S, writers: Writers, instruction_budget: u64) -> Self {
-        let write_cost = WriteCost::of(store.describe().engine);
+        let engine = store.describe().engine;
         Self {
             store,
             writers,
             instruction_budget,
-            write_cost,
+            engine,
         }
     }
 
@@ -102,7 +102,7 @@ impl<S: UserStore> StoreState<S> {
         Ok(&mut self.store)
     }
 
-    /// The store, for a batch write of `rows` rows by `caller`, after `instructions_used`
+    /// The store, for a batch `write` of `rows` rows by `caller`, after `instructions_used`
     /// instructions of the message (its performance counter): [`StoreError::Unauthorized`]
     /// unless `caller` is a writer, then [`StoreError::LimitExceeded`] with
     /// [`Limit::InstructionBudget`](crate::Limit::InstructionBudget) if the batch might not
@@ -111,12 +111,13 @@ impl<S: UserStore> StoreState<S> {
         &mut self,
         caller: Principal,
         is_controller: impl FnOnce(&Principal) -> bool,
+        write: BatchWrite,
         rows: usize,
         instructions_used: u64,
     ) -> Result<&mut S, StoreError> {
         self.writers.authorize(caller, is_controller)?;
         let instructions_left = self.instruction_budget.saturating_sub(instructions_used);
-        self.write_cost.check(rows, instructions_left)?;
+        WriteCost::of(self.engine, write).check(rows, instructions_left)?;
         Ok(&mut self.store)
     }
 
@@ -176,14 +177,15 @@ macro_rules! export_user_table_api {
 
         fn __userstore_batch_writer_store<S: ::userstore::UserStore, R>(
             state: &mut ::userstore::service::StoreState<S>,
-            rows: usize,
+            batch: (::userstore::budget::BatchWrite, usize),
             write: impl FnOnce(&mut S) -> Result<R, ::userstore::StoreError>,
         ) -> Result<R, ::userstore::StoreError> {
             let caller = ::ic_cdk::api::msg_caller();
             // Counter 0: the instructions this message has executed so far (decoding included).
             let used = ::ic_cdk::api::performance_counter(0);
-            let store =
-                state.store_for_batch_writer(caller, ::ic_cdk::api::is_controller, rows, used)?;
+            let (kind, rows) = batch;
+            let is_controller = ::ic_cdk::api::is_controller;
+            let store = state.store_for_batch_writer(caller, is_controller, kind, rows, used)?;
             __userstore_trap_on_storage_failure(write(store))
         }
 
@@ -210,9 +212,11 @@ macro_rules! export_user_table_api {
         #[::ic_cdk::update]
         fn insert_users(users: Vec<::userstore::User>) -> Result<u64, ::userstore::StoreError> {
             $with_state(|state| {
-                __userstore_batch_writer_store(state, users.len(), |store| {
-                    ::userstore::UserStore::insert_batch(store, &users)
-                })
+                __userstore_batch_writer_store(
+                    state,
+                    (::userstore::budget::BatchWrite::Insert, users.len()),
+                    |store| ::userstore::UserStore::insert_batch(store, &users),
+                )
             })
         }
 
@@ -256,9 +260,11 @@ macro_rules! export_user_table_api {
         #[::ic_cdk::update]
         fn update_users(users: Vec<::userstore::User>) -> Result<u64, ::userstore::StoreError> {
             $with_state(|state| {
-                __userstore_batch_writer_store(state, users.len(), |store| {
-                    ::userstore::UserStore::update_batch(store, &users)
-                })
+                __userstore_batch_writer_store(
+                    state,
+                    (::userstore::budget::BatchWrite::Update, users.len()),
+                    |store| ::userstore::UserStore::update_batch(store, &users),
+                )
             })
         }
 
@@ -266,9 +272,11 @@ macro_rules! export_user_table_api {
         #[::ic_cdk::update]
         fn delete_users(ids: Vec<u64>) -> Result<u64, ::userstore::StoreError> {
             $with_state(|state| {
-                __userstore_batch_writer_store(state, ids.len(), |store| {
-                    ::userstore::UserStore::delete_batch(store, &ids)
-                })
+                __userstore_batch_writer_store(
+                    state,
+                    (::userstore::budget::BatchWrite::Delete, ids.len()),
+                    |store| ::userstore::UserStore::delete_batch(store, &ids),
+                )
             })
         }
 
@@ -323,10 +331,11 @@ mod tests {
     #[test]
     fn a_batch_over_the_budget_is_refused_with_the_rows_that_fit() {
         let mut state = state();
-        let cost = WriteCost::BTREE;
+        let cost = WriteCost::of(crate::Engine::StableBTreeMap, BatchWrite::Delete);
         let fit = cost.rows_that_fit(crate::budget::MIN_INSTRUCTION_BUDGET - 1_000_000);
+        let delete = BatchWrite::Delete;
         let refused = state
-            .store_for_batch_writer(principal(1), |_| false, fit as usize + 1, 1_000_000)
+            .store_for_batch_writer(principal(1), |_| false, delete, fit as usize + 1, 1_000_000)
             .map(|_| ());
         assert_eq!(
             refused,
@@ -337,9 +346,9 @@ mod tests {
             })
         );
         let allowed =
-            state.store_for_batch_writer(principal(1), |_| false, fit as usize, 1_000_000);
+            state.store_for_batch_writer(principal(1), |_| false, delete, fit as usize, 1_000_000);
         assert!(allowed.is_ok());
-        let stranger = state.store_for_batch_writer(principal(2), |_| false, 1, 0);
+        let stranger = state.store_for_batch_writer(principal(2), |_| false, delete, 1, 0);
         assert!(matches!(stranger, Err(StoreError::Unauthorized { .. })));
     }
 

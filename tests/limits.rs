@@ -78,9 +78,39 @@ fn a_batch_over_the_instruction_budget_is_refused_with_the_rows_that_fit() {
         assert_eq!(insert_batch(&store, users(0..fit)), Ok(fit), "{canister}");
         assert_eq!(count(&store), fit, "{canister}");
         if let Some(used) = ic.last_update_instructions() {
+            eprintln!("{canister}: budget {budget}, {fit_rows} rows fit, they took {used}");
             assert!(
                 used <= budget,
                 "{canister}: {fit_rows} rows took {used} instructions, over the budget {budget}"
+            );
+        }
+
+        // Deletes cost more per row than inserts (a B-tree node may merge): fewer of them fit.
+        let (refused,): (Result<u64, StoreError>,) = store
+            .update(owner(), "delete_users", ((0..fit).collect::<Vec<u64>>(),))
+            .expect("delete_users replies");
+        let deletable = match refused {
+            Err(StoreError::LimitExceeded {
+                limit: Limit::InstructionBudget,
+                max,
+                ..
+            }) if max < fit => max,
+            other => panic!("{canister}: deleting {fit} rows gave {other:?}"),
+        };
+        let (deleted,): (Result<u64, StoreError>,) = store
+            .update(
+                owner(),
+                "delete_users",
+                ((0..deletable).collect::<Vec<u64>>(),),
+            )
+            .expect("delete_users replies");
+        assert_eq!(deleted, Ok(deletable), "{canister}");
+        assert_eq!(count(&store), fit - deletable, "{canister}");
+        if let Some(used) = ic.last_update_instructions() {
+            eprintln!("{canister}: {deletable} deletes fit, they took {used}");
+            assert!(
+                used <= budget,
+                "{canister}: {used} over the budget {budget}"
             );
         }
     }
