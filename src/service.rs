@@ -156,6 +156,52 @@ pub fn committed_candid_matches(exported: &str, did_path: &str) -> Result<(), St
     }
 }
 
+/// Defines a store canister's state slot and the helpers around it, for a store of type
+/// `$store`:
+/// - `with_state(f)` lends the [`StoreState`] to `f` (for
+///   [`export_user_table_api!`](crate::export_user_table_api)); it traps if the canister has
+///   no state yet, which cannot happen after `init` or `post_upgrade` succeeded;
+/// - `set_state(state)` puts the state in (from `init` and `post_upgrade`);
+/// - `take_state()` takes it out (from `pre_upgrade`, to close the store);
+/// - `trap_on_error(result)` unwraps a result or traps with the error's text, so that a failed
+///   `init` or `post_upgrade` fails the install or upgrade and changes nothing.
+///
+/// The canister crate must depend on `ic-cdk`.
+#[macro_export]
+macro_rules! store_canister_state {
+    ($store:ty) => {
+        ::std::thread_local! {
+            static __USERSTORE_STATE: ::std::cell::RefCell<
+                Option<::userstore::service::StoreState<$store>>,
+            > = const { ::std::cell::RefCell::new(None) };
+        }
+
+        /// Lends the canister's state to `f`. The state exists from `init`/`post_upgrade` on.
+        fn with_state<R>(f: impl FnOnce(&mut ::userstore::service::StoreState<$store>) -> R) -> R {
+            __USERSTORE_STATE.with(|slot| match slot.borrow_mut().as_mut() {
+                Some(state) => f(state),
+                None => ::ic_cdk::trap("the store is not initialized"),
+            })
+        }
+
+        /// Puts the canister's state in.
+        fn set_state(state: ::userstore::service::StoreState<$store>) {
+            __USERSTORE_STATE.with(|slot| *slot.borrow_mut() = Some(state));
+        }
+
+        /// Takes the canister's state out, if there is one.
+        #[allow(dead_code)]
+        fn take_state() -> Option<::userstore::service::StoreState<$store>> {
+            __USERSTORE_STATE.with(|slot| slot.borrow_mut().take())
+        }
+
+        /// The result's value, or a trap with the error's text.
+        fn trap_on_error<T>(result: Result<T, ::userstore::StoreError>) -> T {
+            result.unwrap_or_else(|error| ::ic_cdk::trap(error.to_string()))
+        }
+    };
+}
+
 /// Defines the user-table Candid methods in a canister crate.
 ///
 /// `$with_state` must be a function `fn<R>(f: impl FnOnce(&mut StoreState<S>) -> R) -> R`

@@ -6,7 +6,6 @@
 
 use ic_stable_structures::memory_manager::{MemoryManager, VirtualMemory};
 use ic_stable_structures::DefaultMemoryImpl;
-use std::cell::RefCell;
 use userstore::service::StoreState;
 use userstore::settings::Settings;
 use userstore::{layout, BTreeStore, Engine, InitArgs};
@@ -16,7 +15,6 @@ type Memory = VirtualMemory<DefaultMemoryImpl>;
 thread_local! {
     static MEMORY_MANAGER: MemoryManager<DefaultMemoryImpl> =
         MemoryManager::init(DefaultMemoryImpl::default());
-    static STATE: RefCell<Option<StoreState<BTreeStore<Memory>>>> = const { RefCell::new(None) };
 }
 
 fn memory(id: ic_stable_structures::memory_manager::MemoryId) -> Memory {
@@ -25,24 +23,8 @@ fn memory(id: ic_stable_structures::memory_manager::MemoryId) -> Memory {
 
 fn open(settings: Settings) {
     let store = BTreeStore::init(memory(layout::BTREE_USERS_MEMORY_ID));
-    let state = StoreState::new(
-        store,
-        settings.writers.clone(),
-        settings.effective_instruction_budget(),
-    );
-    STATE.with(|slot| *slot.borrow_mut() = Some(state));
-}
-
-/// Lends the canister's state to `f`. The state exists from `init`/`post_upgrade` on.
-fn with_state<R>(f: impl FnOnce(&mut StoreState<BTreeStore<Memory>>) -> R) -> R {
-    STATE.with(|slot| match slot.borrow_mut().as_mut() {
-        Some(state) => f(state),
-        None => ic_cdk::trap("the store is not initialized"),
-    })
-}
-
-fn trap_on_error<T>(result: Result<T, userstore::StoreError>) -> T {
-    result.unwrap_or_else(|error| ic_cdk::trap(error.to_string()))
+    let budget = settings.effective_instruction_budget();
+    set_state(StoreState::new(store, settings.writers, budget));
 }
 
 #[ic_cdk::init]
@@ -67,6 +49,7 @@ fn post_upgrade(args: Option<InitArgs>) {
     open(settings);
 }
 
+userstore::store_canister_state!(BTreeStore<Memory>);
 userstore::export_user_table_api!(with_state);
 
 ic_cdk::export_candid!();

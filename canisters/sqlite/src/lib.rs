@@ -6,26 +6,11 @@
 //! flushes everything it holds) and reopened in `post_upgrade`, with the configuration kept in
 //! stable memory or the one the upgrade argument gives.
 
-use std::cell::RefCell;
 use userstore::service::StoreState;
 use userstore::settings::Settings;
 use userstore::{Engine, InitArgs, SqliteStore, StoreError};
 
-thread_local! {
-    static STATE: RefCell<Option<StoreState<SqliteStore>>> = const { RefCell::new(None) };
-}
-
-/// Lends the canister's state to `f`. The state exists from `init`/`post_upgrade` on.
-fn with_state<R>(f: impl FnOnce(&mut StoreState<SqliteStore>) -> R) -> R {
-    STATE.with(|slot| match slot.borrow_mut().as_mut() {
-        Some(state) => f(state),
-        None => ic_cdk::trap("the store is not initialized"),
-    })
-}
-
-fn trap_on_error<T>(result: Result<T, StoreError>) -> T {
-    result.unwrap_or_else(|error| ic_cdk::trap(error.to_string()))
-}
+userstore::store_canister_state!(SqliteStore);
 
 #[cfg(target_os = "wasi")]
 mod storage {
@@ -72,12 +57,8 @@ mod storage {
 fn open(settings: Settings) -> Result<(), StoreError> {
     let config = settings.sqlite.clone().unwrap_or_default();
     let store = storage::open(config)?;
-    let state = StoreState::new(
-        store,
-        settings.writers.clone(),
-        settings.effective_instruction_budget(),
-    );
-    STATE.with(|slot| *slot.borrow_mut() = Some(state));
+    let budget = settings.effective_instruction_budget();
+    set_state(StoreState::new(store, settings.writers, budget));
     Ok(())
 }
 
@@ -95,7 +76,7 @@ fn init(args: Option<InitArgs>) {
 /// WAL left behind is replayed when the database is reopened).
 #[ic_cdk::pre_upgrade]
 fn pre_upgrade() {
-    if let Some(state) = STATE.with(|slot| slot.borrow_mut().take()) {
+    if let Some(state) = take_state() {
         if let Err(error) = state.into_store().close() {
             ic_cdk::api::debug_print(format!("pre_upgrade: {error}"));
         }
