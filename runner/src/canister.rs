@@ -436,12 +436,7 @@ impl Canister {
     /// or undoes its changes like [`Canister::update`] does.
     pub(crate) fn execute(&mut self, context: MessageContext, entry: &Entry) -> Executed {
         let kind = context.kind;
-        let snapshot = self.live.begin();
-        let limit = context.limit;
-        let state = self.live.store.data_mut();
-        state.stable.begin();
-        state.msg = context;
-        self.live.set_counter(limit as i64);
+        let snapshot = self.begin_with(context);
         let outcome = match entry {
             Entry::Export(name) => self.live.call(name),
             Entry::Closure(closure) => self.live.call_closure(*closure),
@@ -464,13 +459,21 @@ impl Canister {
 
     /// Sets up the message context, snapshots the state and sets the counter.
     fn begin(&mut self, kind: MessageKind, method: &str, arg: &[u8], caller: &[u8]) -> Begun {
+        let context = MessageContext::new(kind, method, arg, caller, self.limits.of(kind));
+        let snapshot = self.begin_with(context);
+        Begun { snapshot, kind }
+    }
+
+    /// Starts the message of `context`: snapshots the state, begins the stable
+    /// memory's change set and sets the counter to the message's limit.
+    fn begin_with(&mut self, context: MessageContext) -> Snapshot {
         let snapshot = self.live.begin();
+        let limit = context.limit;
         let state = self.live.store.data_mut();
         state.stable.begin();
-        state.msg = MessageContext::new(kind, method, arg, caller, self.limits.of(kind));
-        let limit = state.msg.limit;
+        state.msg = context;
         self.live.set_counter(limit as i64);
-        Begun { snapshot, kind }
+        snapshot
     }
 
     fn call_all(&mut self, exports: &[String]) -> Result<(), Failure> {

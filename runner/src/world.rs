@@ -176,11 +176,8 @@ impl World {
         if slot.canister.is_some() {
             return Err(InstallError::AlreadyInstalled(ids::text(id)));
         }
-        if !slot.controllers.is_empty() && !slot.controllers.iter().any(|c| c == sender) {
-            return Err(InstallError::NotController {
-                canister: ids::text(id),
-                sender: ids::text(sender),
-            });
+        if !slot.controllers.is_empty() {
+            require_controller(&slot.controllers, id, sender)?;
         }
         let env = Env {
             canister_id: id.to_vec(),
@@ -207,12 +204,7 @@ impl World {
         let Some(canister) = self.slots[index].canister.as_mut() else {
             return Err(InstallError::NotInstalled(ids::text(id)));
         };
-        if !canister.env().controllers.iter().any(|c| c == sender) {
-            return Err(InstallError::NotController {
-                canister: ids::text(id),
-                sender: ids::text(sender),
-            });
-        }
+        require_controller(&canister.env().controllers, id, sender)?;
         canister.upgrade(wasm, arg, sender)
     }
 
@@ -700,6 +692,22 @@ impl World {
 }
 
 /// The failure of an executed message: its error code and trap text.
+/// `Ok` if `sender` is one of `controllers` of canister `id`: install_code
+/// (install and upgrade) is for controllers only.
+fn require_controller(
+    controllers: &[Vec<u8>],
+    id: &[u8],
+    sender: &[u8],
+) -> Result<(), InstallError> {
+    if controllers.iter().any(|controller| controller == sender) {
+        return Ok(());
+    }
+    Err(InstallError::NotController {
+        canister: ids::text(id),
+        sender: ids::text(sender),
+    })
+}
+
 fn failure(message: &ExecutedMessage, error: Option<ErrorCode>) -> Failure {
     let trap = message.trap.clone()?;
     Some((error.unwrap_or(ErrorCode::CanisterTrapped), trap))
