@@ -5,8 +5,7 @@
 
 mod support;
 
-use std::rc::Rc;
-use support::{controller, new_ic, owner, stranger, Ic, StoreCanister};
+use support::{controller, new_ic, owner, stranger, StoreCanister};
 use userstore::service::{CanisterConfig, Stats};
 use userstore::{Engine, InitArgs, JournalMode, Limit, SqliteConfig, StoreError, User};
 
@@ -16,62 +15,46 @@ fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
         .collect()
 }
 
-fn sqlite_args(config: SqliteConfig) -> Option<InitArgs> {
-    Some(InitArgs {
-        sqlite: Some(config),
-        ..InitArgs::default()
-    })
-}
-
-fn install(ic: &Rc<dyn Ic>, canister: &str, args: Option<InitArgs>) -> StoreCanister {
-    StoreCanister::install(ic, canister, candid::encode_one(args).expect("encode"))
-        .unwrap_or_else(|reject| panic!("install {canister}: {reject}"))
+/// Init arguments with the SQLite configuration `config`.
+fn with_sqlite(config: SqliteConfig) -> Option<InitArgs> {
+    Some(support::sqlite_args(config))
 }
 
 /// Every configuration of every canister that must keep its data across upgrades, on one IC.
 fn every_store() -> Vec<(String, StoreCanister)> {
     let ic = new_ic();
-    let mut stores = vec![("btree".to_string(), install(&ic, "btree", None))];
+    let mut stores = vec![(
+        "btree".to_string(),
+        StoreCanister::install_store(&ic, "btree", None),
+    )];
     for journal_mode in JournalMode::ALL {
-        let args = sqlite_args(SqliteConfig::with_journal_mode(journal_mode));
-        let store = install(&ic, "sqlite", args);
+        let args = with_sqlite(SqliteConfig::with_journal_mode(journal_mode));
+        let store = StoreCanister::install_store(&ic, "sqlite", args);
         stores.push((format!("sqlite {journal_mode:?}"), store));
     }
     stores
 }
 
-fn count(store: &StoreCanister) -> u64 {
-    let (count,): (Result<u64, StoreError>,) = store.query("count_users", ()).expect("count");
-    count.expect("count ok")
-}
-
-fn insert_batch(store: &StoreCanister, batch: Vec<User>) -> Result<u64, StoreError> {
-    let (inserted,): (Result<u64, StoreError>,) = store
-        .update(owner(), "insert_users", (batch,))
-        .expect("insert_users replies");
-    inserted
-}
-
-fn get(store: &StoreCanister, id: u64) -> Result<User, StoreError> {
-    store.query_one("get_user", id)
-}
-
 #[test]
 fn data_survives_upgrades_and_writes_continue() {
     for (name, store) in every_store() {
-        assert_eq!(insert_batch(&store, users(0..500)), Ok(500), "{name}");
+        assert_eq!(store.insert_users(users(0..500)), Ok(500), "{name}");
         for round in 0..3u64 {
             store
                 .upgrade(None)
                 .unwrap_or_else(|error| panic!("{name}: upgrade {round}: {error}"));
             assert_eq!(
-                count(&store),
+                store.count_users(),
                 500 + round * 10,
                 "{name} after upgrade {round}"
             );
-            assert_eq!(get(&store, 499), Ok(User::new(499, "user-00499")), "{name}");
+            assert_eq!(
+                store.get_user(499),
+                Ok(User::new(499, "user-00499")),
+                "{name}"
+            );
             let more = users(1000 + round * 10..1010 + round * 10);
-            assert_eq!(insert_batch(&store, more), Ok(10), "{name}");
+            assert_eq!(store.insert_users(more), Ok(10), "{name}");
         }
         let (page,): (Result<Vec<User>, StoreError>,) = store
             .query("list_users", (Some(995u64), 5u32))
@@ -95,13 +78,13 @@ fn every_method_over_candid() {
             .update(owner(), "update_username", (7u64, "SEVEN".to_string()))
             .expect("update_username");
         assert_eq!(previous, Ok(User::new(7, "seven")), "{name}");
-        assert_eq!(get(&store, 7), Ok(User::new(7, "SEVEN")), "{name}");
+        assert_eq!(store.get_user(7), Ok(User::new(7, "SEVEN")), "{name}");
         let (removed,): (Result<User, StoreError>,) = store
             .update(owner(), "delete_user", (7u64,))
             .expect("delete_user");
         assert_eq!(removed, Ok(User::new(7, "SEVEN")), "{name}");
         assert_eq!(
-            get(&store, 7),
+            store.get_user(7),
             Err(StoreError::NotFound { id: 7 }),
             "{name}"
         );
@@ -109,23 +92,27 @@ fn every_method_over_candid() {
             .query("list_users", (None::<u64>, 10u32))
             .expect("page");
         assert_eq!(empty, Ok(vec![]), "{name}");
-        insert_batch(&store, users(0..20)).expect("seed");
+        store.insert_users(users(0..20)).expect("seed");
         let renames = vec![User::new(3, "three"), User::new(4, "four")];
         let (updated,): (Result<u64, StoreError>,) = store
             .update(owner(), "update_users", (renames,))
             .expect("update_users");
         assert_eq!(updated, Ok(2), "{name}");
-        assert_eq!(get(&store, 4), Ok(User::new(4, "four")), "{name}");
+        assert_eq!(store.get_user(4), Ok(User::new(4, "four")), "{name}");
         let (unknown,): (Result<u64, StoreError>,) = store
             .update(owner(), "delete_users", (vec![5u64, 6, 99],))
             .expect("delete_users");
         assert_eq!(unknown, Err(StoreError::NotFound { id: 99 }), "{name}");
-        assert_eq!(count(&store), 20, "{name}: a failed batch deletes nothing");
+        assert_eq!(
+            store.count_users(),
+            20,
+            "{name}: a failed batch deletes nothing"
+        );
         let (deleted,): (Result<u64, StoreError>,) = store
             .update(owner(), "delete_users", (vec![5u64, 6],))
             .expect("delete_users");
         assert_eq!(deleted, Ok(2), "{name}");
-        assert_eq!(count(&store), 18, "{name}");
+        assert_eq!(store.count_users(), 18, "{name}");
         let (stats,): (Result<Stats, StoreError>,) = store.query("stats", ()).expect("stats");
         let stats = stats.expect("stats ok");
         assert_eq!(stats.rows, 18, "{name}");
@@ -142,13 +129,13 @@ fn every_method_over_candid() {
 #[test]
 fn config_reports_the_engine_and_the_sqlite_configuration() {
     let ic = new_ic();
-    let btree = install(&ic, "btree", None);
+    let btree = StoreCanister::install_store(&ic, "btree", None);
     let config: CanisterConfig = btree.query_one("config", ());
     assert_eq!(config.engine.engine, Engine::StableBTreeMap);
     assert_eq!(config.engine.sqlite, None);
 
     let persist = SqliteConfig::with_journal_mode(JournalMode::Persist);
-    let sqlite = install(&ic, "sqlite", sqlite_args(persist.clone()));
+    let sqlite = StoreCanister::install_store(&ic, "sqlite", with_sqlite(persist.clone()));
     let config: CanisterConfig = sqlite.query_one("config", ());
     assert_eq!(config.engine.engine, Engine::Sqlite);
     assert_eq!(config.engine.sqlite, Some(persist));
@@ -166,7 +153,7 @@ fn writes_from_strangers_are_refused_and_change_nothing() {
             Err(StoreError::Unauthorized { caller: stranger() }),
             "{name}"
         );
-        assert_eq!(count(&store), 0, "{name}");
+        assert_eq!(store.count_users(), 0, "{name}");
         // Controllers may write by default.
         let (by_controller,): (Result<u64, StoreError>,) = store
             .update(controller(), "insert_users", (users(0..3),))
@@ -178,24 +165,24 @@ fn writes_from_strangers_are_refused_and_change_nothing() {
 #[test]
 fn bad_input_is_an_error_value_and_changes_nothing() {
     for (name, store) in every_store() {
-        insert_batch(&store, users(0..10)).expect("seed");
+        store.insert_users(users(0..10)).expect("seed");
         let mut clashing = users(100..200);
         clashing.push(User::new(5, "clash"));
         assert_eq!(
-            insert_batch(&store, clashing),
+            store.insert_users(clashing),
             Err(StoreError::DuplicateId { id: 5 }),
             "{name}"
         );
         let oversized = vec![User::new(300, "x".repeat(129))];
         assert!(
             matches!(
-                insert_batch(&store, oversized),
+                store.insert_users(oversized),
                 Err(StoreError::LimitExceeded { .. })
             ),
             "{name}"
         );
         assert!(matches!(
-            insert_batch(&store, vec![User::new(301, "")]),
+            store.insert_users(vec![User::new(301, "")]),
             Err(StoreError::InvalidInput { .. })
         ));
         let malformed = store.update_raw(owner(), "insert_users", b"not candid".to_vec());
@@ -218,7 +205,7 @@ fn bad_input_is_an_error_value_and_changes_nothing() {
             .expect("delete_user replies");
         assert_eq!(gone, Err(StoreError::NotFound { id: 12_345 }), "{name}");
         assert_eq!(
-            insert_batch(&store, users(1_000..11_001)),
+            store.insert_users(users(1_000..11_001)),
             Err(StoreError::LimitExceeded {
                 limit: Limit::BatchSize,
                 max: 10_000,
@@ -238,44 +225,44 @@ fn bad_input_is_an_error_value_and_changes_nothing() {
             }),
             "{name}"
         );
-        assert_eq!(count(&store), 10, "{name}");
-        assert_eq!(get(&store, 5), Ok(User::new(5, "user-00005")), "{name}");
+        assert_eq!(store.count_users(), 10, "{name}");
+        assert_eq!(store.get_user(5), Ok(User::new(5, "user-00005")), "{name}");
     }
 }
 
 #[test]
 fn an_upgrade_may_change_the_journal_mode_but_not_the_page_size() {
     let memory = SqliteConfig::with_journal_mode(JournalMode::Memory);
-    let store = install(&new_ic(), "sqlite", sqlite_args(memory.clone()));
-    insert_batch(&store, users(0..100)).unwrap();
+    let store = StoreCanister::install_store(&new_ic(), "sqlite", with_sqlite(memory.clone()));
+    store.insert_users(users(0..100)).unwrap();
 
     let persist = SqliteConfig::with_journal_mode(JournalMode::Persist);
     store
-        .upgrade(sqlite_args(persist.clone()))
+        .upgrade(with_sqlite(persist.clone()))
         .expect("journal mode change");
     let config: CanisterConfig = store.query_one("config", ());
     assert_eq!(config.engine.sqlite, Some(persist.clone()));
-    assert_eq!(count(&store), 100);
+    assert_eq!(store.count_users(), 100);
 
     let bigger_pages = SqliteConfig {
         page_size: 8192,
         ..persist.clone()
     };
     let refused = store
-        .upgrade(sqlite_args(bigger_pages))
+        .upgrade(with_sqlite(bigger_pages))
         .expect_err("refused");
     assert!(refused.message.contains("page_size"), "{refused}");
     // The failed upgrade left the canister as it was.
     let config: CanisterConfig = store.query_one("config", ());
     assert_eq!(config.engine.sqlite, Some(persist));
-    assert_eq!(count(&store), 100);
-    assert_eq!(insert_batch(&store, users(100..110)), Ok(10));
+    assert_eq!(store.count_users(), 100);
+    assert_eq!(store.insert_users(users(100..110)), Ok(10));
 }
 
 #[test]
 fn the_btree_canister_refuses_a_sqlite_configuration() {
-    let args = candid::encode_one(sqlite_args(SqliteConfig::default())).unwrap();
-    let refused = StoreCanister::install(&new_ic(), "btree", args)
+    let args = with_sqlite(SqliteConfig::default());
+    let refused = StoreCanister::try_install_store(&new_ic(), "btree", args)
         .err()
         .expect("install refused");
     assert!(
@@ -291,10 +278,10 @@ fn paging_walks_the_whole_table_and_the_empty_table() {
             .query("list_users", (None::<u64>, 100u32))
             .expect("list_users");
         assert_eq!(empty, Ok(vec![]), "{name}: the empty table");
-        assert_eq!(count(&store), 0, "{name}");
+        assert_eq!(store.count_users(), 0, "{name}");
 
         let expected: Vec<User> = users((0..1_000).map(|i| i * 3));
-        insert_batch(&store, expected.clone()).expect("seed");
+        store.insert_users(expected.clone()).expect("seed");
         let mut seen = Vec::new();
         let mut after = None;
         loop {

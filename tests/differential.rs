@@ -7,7 +7,7 @@ mod support;
 
 use std::rc::Rc;
 use support::{encode, new_ic, owner, stranger, Ic, Rejected, StoreCanister};
-use userstore::{InitArgs, JournalMode, SqliteConfig, User};
+use userstore::{JournalMode, SqliteConfig, User};
 
 /// The seed of the call sequence; change it to explore another one.
 const SEED: u64 = 0x5eed_2026_1122;
@@ -120,19 +120,11 @@ fn send(store: &StoreCanister, call: &Call) -> Result<Vec<u8>, Rejected> {
     }
 }
 
-fn install(ic: &Rc<dyn Ic>, canister: &str, args: Option<InitArgs>) -> StoreCanister {
-    StoreCanister::install(ic, canister, candid::encode_one(args).expect("encode"))
-        .unwrap_or_else(|reject| panic!("install {canister}: {reject}"))
-}
-
 fn sqlite(ic: &Rc<dyn Ic>, journal_mode: JournalMode) -> (String, StoreCanister) {
-    let args = InitArgs {
-        sqlite: Some(SqliteConfig::with_journal_mode(journal_mode)),
-        ..InitArgs::default()
-    };
+    let args = support::sqlite_args(SqliteConfig::with_journal_mode(journal_mode));
     (
         format!("sqlite {journal_mode:?}"),
-        install(ic, "sqlite", Some(args)),
+        StoreCanister::install_store(ic, "sqlite", Some(args)),
     )
 }
 
@@ -163,7 +155,7 @@ fn all_rows(store: &StoreCanister) -> Vec<User> {
 #[test]
 fn both_canisters_reply_identically_to_a_random_call_sequence() {
     let ic = new_ic();
-    let reference = install(&ic, "btree", None);
+    let reference = StoreCanister::install_store(&ic, "btree", None);
     let others = [
         sqlite(&ic, JournalMode::Memory),
         sqlite(&ic, JournalMode::Off),

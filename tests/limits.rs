@@ -17,27 +17,11 @@ fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
 }
 
 fn install(ic: &Rc<dyn Ic>, canister: &str, args: InitArgs) -> StoreCanister {
-    StoreCanister::install(ic, canister, candid::encode_one(Some(args)).unwrap())
-        .unwrap_or_else(|reject| panic!("install {canister}: {reject}"))
+    StoreCanister::install_store(ic, canister, Some(args))
 }
 
 fn sqlite_args(journal_mode: JournalMode) -> InitArgs {
-    InitArgs {
-        sqlite: Some(SqliteConfig::with_journal_mode(journal_mode)),
-        ..InitArgs::default()
-    }
-}
-
-fn insert_batch(store: &StoreCanister, batch: Vec<User>) -> Result<u64, StoreError> {
-    let (inserted,): (Result<u64, StoreError>,) = store
-        .update(owner(), "insert_users", (batch,))
-        .expect("insert_users replies");
-    inserted
-}
-
-fn count(store: &StoreCanister) -> u64 {
-    let (count,): (Result<u64, StoreError>,) = store.query("count_users", ()).expect("count");
-    count.expect("count ok")
+    support::sqlite_args(SqliteConfig::with_journal_mode(journal_mode))
 }
 
 #[test]
@@ -57,7 +41,7 @@ fn a_batch_over_the_instruction_budget_is_refused_with_the_rows_that_fit() {
         let config: CanisterConfig = store.query_one("config", ());
         assert_eq!(config.limits.instruction_budget, budget, "{canister}");
 
-        let refused = insert_batch(&store, users(0..10_000));
+        let refused = store.insert_users(users(0..10_000));
         let fit = match refused {
             Err(StoreError::LimitExceeded {
                 limit: Limit::InstructionBudget,
@@ -67,7 +51,7 @@ fn a_batch_over_the_instruction_budget_is_refused_with_the_rows_that_fit() {
             other => panic!("{canister}: a 10,000-row batch over the budget gave {other:?}"),
         };
         assert_eq!(
-            count(&store),
+            store.count_users(),
             0,
             "{canister}: the refused batch wrote nothing"
         );
@@ -75,8 +59,8 @@ fn a_batch_over_the_instruction_budget_is_refused_with_the_rows_that_fit() {
 
         // The number the error gave is a batch that is accepted and stays within the budget.
         let fit_rows = usize::try_from(fit).unwrap();
-        assert_eq!(insert_batch(&store, users(0..fit)), Ok(fit), "{canister}");
-        assert_eq!(count(&store), fit, "{canister}");
+        assert_eq!(store.insert_users(users(0..fit)), Ok(fit), "{canister}");
+        assert_eq!(store.count_users(), fit, "{canister}");
         if let Some(used) = ic.last_update_instructions() {
             eprintln!("{canister}: budget {budget}, {fit_rows} rows fit, they took {used}");
             assert!(
@@ -105,7 +89,7 @@ fn a_batch_over_the_instruction_budget_is_refused_with_the_rows_that_fit() {
             )
             .expect("delete_users replies");
         assert_eq!(deleted, Ok(deletable), "{canister}");
-        assert_eq!(count(&store), fit - deletable, "{canister}");
+        assert_eq!(store.count_users(), fit - deletable, "{canister}");
         if let Some(used) = ic.last_update_instructions() {
             eprintln!("{canister}: {deletable} deletes fit, they took {used}");
             assert!(
@@ -123,7 +107,7 @@ fn a_budget_outside_the_allowed_range_is_refused_at_install() {
         instruction_budget: Some(MIN_INSTRUCTION_BUDGET - 1),
         ..InitArgs::default()
     };
-    let refused = StoreCanister::install(&ic, "btree", candid::encode_one(Some(args)).unwrap())
+    let refused = StoreCanister::try_install_store(&ic, "btree", Some(args))
         .err()
         .expect("install refused");
     assert!(refused.message.contains("instruction_budget"), "{refused}");
@@ -141,7 +125,7 @@ fn a_batch_that_traps_part_way_leaves_no_row_behind() {
         stores.push((format!("sqlite {journal_mode:?}"), store));
     }
     for (name, store) in &stores {
-        assert_eq!(insert_batch(store, users(0..100)), Ok(100), "{name}");
+        assert_eq!(store.insert_users(users(0..100)), Ok(100), "{name}");
         let batch = support::encode((users(1_000..6_000),));
         // What decoding the batch costs: a stranger's call is refused right after it.
         let refused = store.update_raw(stranger(), "insert_users", batch.clone());
@@ -163,7 +147,7 @@ fn a_batch_that_traps_part_way_leaves_no_row_behind() {
 
         ic.set_update_instruction_limit(store.id, userstore::budget::UPDATE_INSTRUCTION_LIMIT);
         assert_eq!(
-            count(store),
+            store.count_users(),
             100,
             "{name}: no row of the trapped batch is left"
         );
@@ -171,16 +155,12 @@ fn a_batch_that_traps_part_way_leaves_no_row_behind() {
             store.query("get_user", (1_000u64,)).expect("get_user");
         assert_eq!(first, Err(StoreError::NotFound { id: 1_000 }), "{name}");
         // The store works on, and the same batch now goes in whole.
-        assert_eq!(
-            insert_batch(store, users(1_000..6_000)),
-            Ok(5_000),
-            "{name}"
-        );
+        assert_eq!(store.insert_users(users(1_000..6_000)), Ok(5_000), "{name}");
         let whole = ic.last_update_instructions().unwrap_or_default();
         assert!(
             whole > limit + 10_000_000,
             "{name}: the trap came part way through the writes ({limit} of {whole})"
         );
-        assert_eq!(count(store), 5_100, "{name}");
+        assert_eq!(store.count_users(), 5_100, "{name}");
     }
 }

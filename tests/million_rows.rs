@@ -14,21 +14,11 @@ fn user(id: u64) -> User {
     User::new(id, format!("user-{id:07}"))
 }
 
-fn count(store: &StoreCanister) -> u64 {
-    let (count,): (Result<u64, StoreError>,) = store.query("count_users", ()).expect("count");
-    count.expect("count ok")
-}
-
-fn get(store: &StoreCanister, id: u64) -> Result<User, StoreError> {
-    store.query_one("get_user", id)
-}
-
 #[test]
 fn a_million_row_table_survives_an_upgrade() {
     let ic = new_ic();
     for canister in ["btree", "sqlite"] {
-        let store = StoreCanister::install(&ic, canister, candid::encode_one(None::<()>).unwrap())
-            .unwrap_or_else(|reject| panic!("install {canister}: {reject}"));
+        let store = StoreCanister::install_store(&ic, canister, None);
         for start in (0..ROWS).step_by(BATCH as usize) {
             // Even ids, so the table has room for middle inserts afterwards.
             let batch: Vec<User> = (start..start + BATCH).map(|i| user(2 * i)).collect();
@@ -37,14 +27,14 @@ fn a_million_row_table_survives_an_upgrade() {
                 .unwrap_or_else(|reject| panic!("{canister}: batch at {start}: {reject}"));
             assert_eq!(inserted, Ok(BATCH), "{canister}: batch at {start}");
         }
-        assert_eq!(count(&store), ROWS, "{canister}");
+        assert_eq!(store.count_users(), ROWS, "{canister}");
 
         store
             .upgrade(None)
             .unwrap_or_else(|reject| panic!("{canister}: upgrade: {reject}"));
-        assert_eq!(count(&store), ROWS, "{canister} after the upgrade");
+        assert_eq!(store.count_users(), ROWS, "{canister} after the upgrade");
         for id in [0, 2 * 123_457, 2 * (ROWS - 1)] {
-            assert_eq!(get(&store, id), Ok(user(id)), "{canister}");
+            assert_eq!(store.get_user(id), Ok(user(id)), "{canister}");
         }
         let (tail,): (Result<Vec<User>, StoreError>,) = store
             .query("list_users", (Some(2 * (ROWS - 3)), 10u32))
@@ -57,6 +47,6 @@ fn a_million_row_table_survives_an_upgrade() {
             .update(owner(), "insert_users", (more,))
             .expect("insert after the upgrade");
         assert_eq!(inserted, Ok(2), "{canister}");
-        assert_eq!(count(&store), ROWS + 2, "{canister}");
+        assert_eq!(store.count_users(), ROWS + 2, "{canister}");
     }
 }

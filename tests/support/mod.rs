@@ -20,7 +20,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Once;
-use userstore::InitArgs;
+use userstore::{InitArgs, SqliteConfig, StoreError, User};
 
 /// The principal that installs the canisters (a writer by default).
 pub fn owner() -> Principal {
@@ -168,21 +168,57 @@ impl Deployed {
     }
 }
 
-/// A store canister ("btree" or "sqlite") with its upgrade helper.
+/// A store canister ("btree" or "sqlite").
 pub type StoreCanister = Deployed;
 
+/// Init arguments that give only a SQLite configuration.
+pub fn sqlite_args(config: SqliteConfig) -> InitArgs {
+    InitArgs {
+        sqlite: Some(config),
+        ..InitArgs::default()
+    }
+}
+
 impl Deployed {
-    /// Installs the store `canister` with `args` on a fresh IC of its own.
-    pub fn install_store(canister: &str, args: Option<InitArgs>) -> Result<Self, Rejected> {
-        Self::install(
-            &new_ic(),
-            canister,
-            candid::encode_one(args).expect("encode"),
-        )
+    /// Installs the store `canister` on `ic` with `args` (its `opt InitArgs`); the reject if
+    /// the install fails.
+    pub fn try_install_store(
+        ic: &Rc<dyn Ic>,
+        canister: &str,
+        args: Option<InitArgs>,
+    ) -> Result<Self, Rejected> {
+        let init_arg = candid::encode_one(args).expect("encode init argument");
+        Self::install(ic, canister, init_arg)
+    }
+
+    /// [`Deployed::try_install_store`] for an install that must succeed.
+    pub fn install_store(ic: &Rc<dyn Ic>, canister: &str, args: Option<InitArgs>) -> Self {
+        Self::try_install_store(ic, canister, args)
+            .unwrap_or_else(|reject| panic!("install {canister}: {reject}"))
     }
 
     /// Upgrades a store canister with `args`.
     pub fn upgrade(&self, args: Option<InitArgs>) -> Result<(), Rejected> {
         self.upgrade_with(candid::encode_one(args).expect("encode upgrade argument"))
+    }
+
+    /// The store's `count_users`, which must succeed.
+    pub fn count_users(&self) -> u64 {
+        let (count,): (Result<u64, StoreError>,) =
+            self.query("count_users", ()).expect("count_users replies");
+        count.expect("count_users")
+    }
+
+    /// The store's `get_user`.
+    pub fn get_user(&self, id: u64) -> Result<User, StoreError> {
+        self.query_one("get_user", id)
+    }
+
+    /// The store's `insert_users`, called by [`owner`]; it must reply.
+    pub fn insert_users(&self, batch: Vec<User>) -> Result<u64, StoreError> {
+        let (inserted,): (Result<u64, StoreError>,) = self
+            .update(owner(), "insert_users", (batch,))
+            .expect("insert_users replies");
+        inserted
     }
 }
