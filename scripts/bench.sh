@@ -10,6 +10,7 @@
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
 ensure_build_tools
+ensure_python_yaml
 cd "$ROOT"
 
 mode=persist
@@ -20,11 +21,11 @@ case "${1:-}" in
 esac
 
 log "building icrun and the snapshot tool (cargo profile 'tool')"
-cargo build --profile tool --locked -p icrun -p bench-snapshot
+cargo build --profile tool --locked -p icrun-cli -p bench-snapshot
 "$ROOT/scripts/build.sh" benches
 
 CACHE="$ROOT/.cache/bench"
-key=$(sha256sum "$ROOT/target/canisters/benches.wasm" | cut -c1-16)
+key=$(sha256 "$ROOT/target/canisters/benches.wasm" | cut -c1-16)
 image="$CACHE/images/$key.bin"
 storage="$CACHE/images/$key.storage.tsv"
 if [ ! -f "$image" ] || [ ! -f "$storage" ]; then

@@ -7,7 +7,7 @@
 //! few thousand instructions of the scopes themselves.
 //!
 //! The three phases run in one query, so a stable-memory page the cold or warm-up phase
-//! already wrote is not charged again in the warm phase (ic-metering.md §4: 1,000 per 4 KiB
+//! already wrote is not charged again in the warm phase (docs/metering.md §6: 1,000 per 4 KiB
 //! page newly dirtied by the message). A separate update message pays that charge again.
 
 use crate::ids::Phase;

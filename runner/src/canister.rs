@@ -3,73 +3,22 @@
 //! trap or when a limit is exceeded: heap, globals and stable memory; not the
 //! Wasm tables, see [`crate::heap`]).
 
-use crate::errors::ErrorCode;
+use crate::errors::{CallResult, ErrorCode, Reject, RejectCode};
 use crate::heap::Snapshot;
 use crate::instrument::{custom_section, InstrumentError, START_EXPORT};
+use crate::ledger::Breakdown;
 use crate::live::{shared_engine, Failure, Live, LoadError, Loaded};
+use crate::prices::{Metering, WASM64_HEAP_DIRTY_FACTOR};
 use crate::stable::StableMemory;
-use crate::state::{Closure, Env, HostState, Limits, MessageContext, MessageKind, Response};
+use crate::state::{
+    Closure, Env, HostState, Limits, MessageContext, MessageKind, Options, Reading, Response,
+};
 use crate::system_api;
+use crate::trace::{Recorder, Trace, TraceEvent};
+use candid::Principal;
 use std::fmt;
 use std::sync::Arc;
 use wasmtime::{Engine, Linker};
-
-// ic-metering.md §4: after an update, init or upgrade message the replica
-// charges 1000 instructions per 4 KiB heap page the message dirtied (x4 on wasm64).
-const HEAP_DIRTY_PAGE: u64 = 1000;
-const HEAP_DIRTY_PAGE_WASM64_FACTOR: u64 = 4;
-
-/// The IC's reject codes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RejectCode {
-    /// Fatal system error.
-    SysFatal = 1,
-    /// Transient system error.
-    SysTransient = 2,
-    /// The destination (canister or method) does not exist.
-    DestinationInvalid = 3,
-    /// The canister rejected the message explicitly (`msg_reject`).
-    CanisterReject = 4,
-    /// The canister trapped, exceeded a limit, or did not reply.
-    CanisterError = 5,
-}
-
-/// A rejected call: code and message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reject {
-    /// The reject code.
-    pub code: RejectCode,
-    /// The reject message (for traps, the replica's wording with the trap text).
-    pub message: String,
-}
-
-impl fmt::Display for Reject {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "reject code {}: {}", self.code as u8, self.message)
-    }
-}
-
-/// What a message produced.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallResult {
-    /// The reply bytes, or the reject.
-    pub reply: Result<Vec<u8>, Reject>,
-    /// Instructions the message used: what `performance_counter(0)` would read at
-    /// its end, plus the heap dirty-page charge of update/init/upgrade messages.
-    pub instructions: u64,
-    /// Text of each `debug_print` of the message, in order.
-    pub debug_output: Vec<String>,
-}
-
-impl CallResult {
-    pub(crate) fn reject(code: RejectCode, message: String) -> CallResult {
-        CallResult {
-            reply: Err(Reject { code, message }),
-            instructions: 0,
-            debug_output: Vec::new(),
-        }
-    }
-}
 
 /// Why installing or upgrading failed; the canister is unchanged.
 #[derive(Debug)]
@@ -78,7 +27,7 @@ pub enum InstallError {
     Load(LoadError),
     /// `canister_start`, `canister_init`, `canister_pre_upgrade` or
     /// `canister_post_upgrade` trapped or exceeded a limit.
-    Trapped(CallResult),
+    Trapped(Box<CallResult>),
     /// [`crate::World`]: no canister has this id (textual form).
     UnknownCanister(String),
     /// [`crate::World::install`]: the canister (textual id) already has a module.
@@ -144,12 +93,10 @@ pub(crate) enum Entry {
 /// A finished message of a [`crate::World`].
 pub(crate) struct Executed {
     /// The result as [`Canister::update`] builds it (`reply` holds the trap
-    /// message when the message failed).
+    /// message and `error` the replica's code when the message failed).
     pub result: CallResult,
     /// Whether the message ran to completion (its changes were kept, if it persists).
     pub ok: bool,
-    /// The replica's error code when it did not (trap or exceeded limit).
-    pub error: Option<ErrorCode>,
     /// Its context at the end: response and outgoing calls (valid when `ok`).
     pub msg: MessageContext,
 }
@@ -160,62 +107,91 @@ pub struct Canister {
     linker: Linker<HostState>,
     live: Live,
     limits: Limits,
+    /// Whether messages record a [`Trace`] (the module must have trace hooks).
+    record_traces: bool,
+    /// Whether messages record their `performance_counter(0)` readings.
+    record_readings: bool,
+    /// The trace of the last message, when recorded.
+    last_trace: Option<Trace>,
+    /// The `performance_counter(0)` readings of the last message, when recorded.
+    last_readings: Vec<Reading>,
+}
+
+/// A copy of a canister's whole state (heap, globals, stable memory, environment), taken
+/// between messages with [`Canister::snapshot`] and put back with [`Canister::restore`]:
+/// icrun's counterpart of the IC's canister snapshots.
+pub struct CanisterSnapshot {
+    loaded: Arc<Loaded>,
+    heap: Vec<u8>,
+    globals: Snapshot,
+    stable: StableMemory,
+    env: Env,
 }
 
 impl Canister {
-    /// Installs `wasm`: instruments it, instantiates it, runs its start function
-    /// and `canister_init` with `init_arg` (one install message, ic-metering.md §5:
-    /// 300 billion instructions). `caller` is the installing principal; it
-    /// becomes the controller when `env.controllers` is empty.
+    /// Installs `wasm` with the IC's limits and [`Metering::PocketIc13`]: instruments it,
+    /// instantiates it, runs its start function and `canister_init` with `init_arg` (one
+    /// install message, docs/metering.md §7: 300 billion instructions). `caller` is the
+    /// installing principal; it becomes the controller when `env.controllers` is empty.
     pub fn install(
         wasm: &[u8],
         init_arg: &[u8],
-        caller: &[u8],
+        caller: Principal,
         env: Env,
     ) -> Result<(Canister, CallResult), InstallError> {
-        Self::install_with_limits(wasm, init_arg, caller, env, Limits::default())
+        Self::install_with(wasm, init_arg, caller, env, Options::default())
     }
 
-    /// [`Canister::install`] with instruction limits other than the IC's.
-    pub fn install_with_limits(
+    /// [`Canister::install`] with other limits, another metering profile or trace hooks.
+    pub fn install_with(
         wasm: &[u8],
         init_arg: &[u8],
-        caller: &[u8],
+        caller: Principal,
         env: Env,
-        limits: Limits,
+        options: Options,
     ) -> Result<(Canister, CallResult), InstallError> {
         let engine = shared_engine()?;
         let mut linker = Linker::new(&engine);
         system_api::register(&mut linker)
             .map_err(|e| InstallError::Load(LoadError::Wasm(e.to_string())))?;
-        let loaded = Loaded::cached(&engine, &linker, wasm)?;
+        let loaded = Loaded::cached(&engine, &linker, wasm, options.tracing)?;
         let mut state = HostState {
             env,
+            metering: options.metering,
             ..HostState::default()
         };
         // The installer controls the canister unless controllers were given.
         if state.env.controllers.is_empty() {
-            state.env.controllers.push(caller.to_vec());
+            state.env.controllers.push(caller);
         }
         state.env.canister_version += 1;
         let live = Live::new(&engine, &linker, loaded, state).map_err(|failed| failed.0)?;
+        if options.metering == Metering::Master2026 && !live.tracks_pages() {
+            return Err(InstallError::Load(LoadError::Wasm(
+                "the master-2026 metering profile needs heap page tracking, which this system does not support (4 KiB pages and Unix signals)".into(),
+            )));
+        }
         let mut canister = Canister {
             engine,
             linker,
             live,
-            limits,
+            limits: options.limits,
+            record_traces: options.tracing,
+            record_readings: false,
+            last_trace: None,
+            last_readings: Vec::new(),
         };
         let exports = canister.install_exports("canister_init");
-        let (result, _, _) = canister.run(
+        let (result, _) = canister.run(
             MessageKind::Init,
             "canister_init",
             &exports,
             init_arg,
-            caller,
+            caller.as_slice(),
         );
         match result.reply {
             Ok(_) => Ok((canister, result)),
-            Err(_) => Err(InstallError::Trapped(result)),
+            Err(_) => Err(InstallError::Trapped(Box::new(result))),
         }
     }
 
@@ -231,82 +207,71 @@ impl Canister {
 
     /// Calls the update method `method` (export `canister_update <method>`),
     /// after `canister_inspect_message` when the module exports it.
-    pub fn update(&mut self, method: &str, arg: &[u8], caller: &[u8]) -> CallResult {
+    pub fn update(&mut self, method: &str, arg: &[u8], caller: Principal) -> CallResult {
         let export = format!("canister_update {method}");
         if !self.live.loaded.exports_function(&export) {
-            return CallResult::reject(
-                RejectCode::CanisterError,
+            return CallResult::failed(
+                ErrorCode::CanisterMethodNotFound,
                 format!("Canister has no update method '{method}'."),
             );
         }
-        if let Some(rejected) = self.inspect(method, arg, caller) {
+        if let Some(rejected) = self.inspect(method, arg, caller.as_slice()) {
             return rejected;
         }
-        self.run(MessageKind::Update, method, &[export], arg, caller)
-            .0
+        let kind = MessageKind::Update;
+        self.run(kind, method, &[export], arg, caller.as_slice()).0
     }
 
-    /// Runs `canister_inspect_message` if exported; returns the reject if the
-    /// message is not accepted. Its changes are always discarded.
+    /// Runs `canister_inspect_message` if exported; returns the refusal if the message is
+    /// not accepted, with the replica's error code (the trap's, or IC0406). Its changes are
+    /// always discarded.
     pub(crate) fn inspect(
         &mut self,
         method: &str,
         arg: &[u8],
         caller: &[u8],
     ) -> Option<CallResult> {
-        self.inspect_classified(method, arg, caller)
-            .map(|(result, _)| result)
-    }
-
-    /// [`Canister::inspect`] with the replica's error code of the refusal
-    /// (the trap's, or IC0406 when the message was not accepted).
-    pub(crate) fn inspect_classified(
-        &mut self,
-        method: &str,
-        arg: &[u8],
-        caller: &[u8],
-    ) -> Option<(CallResult, ErrorCode)> {
         let export = "canister_inspect_message".to_string();
         if !self.live.loaded.exports_function(&export) {
             return None;
         }
-        let (result, accepted, error) =
+        let (result, accepted) =
             self.run(MessageKind::InspectMessage, method, &[export], arg, caller);
-        match (result.reply, error) {
-            (Err(reject), Some(code)) => Some((
-                CallResult {
-                    reply: Err(reject),
-                    ..result
-                },
-                code,
-            )),
-            (_, _) if accepted => None,
-            (_, _) => Some((
-                CallResult {
-                    reply: Err(Reject {
-                        code: RejectCode::CanisterReject,
-                        message: "Canister rejected the message".into(),
-                    }),
-                    ..result
-                },
-                ErrorCode::CanisterRejectedMessage,
-            )),
+        match result.error {
+            Some(_) => Some(result),
+            None if accepted => None,
+            None => Some(CallResult {
+                reply: Err(Reject {
+                    code: RejectCode::CanisterReject,
+                    message: "Canister rejected the message".into(),
+                }),
+                error: Some(ErrorCode::CanisterRejectedMessage),
+                ..result
+            }),
         }
     }
 
     /// Calls the query method `method` (export `canister_query <method>` or
     /// `canister_composite_query <method>`). Its changes are always discarded.
-    pub fn query(&mut self, method: &str, arg: &[u8], caller: &[u8]) -> CallResult {
-        self.query_classified(method, arg, caller).0
+    pub fn query(&mut self, method: &str, arg: &[u8], caller: Principal) -> CallResult {
+        self.query_from(method, arg, caller.as_slice(), false)
     }
 
-    /// [`Canister::query`] with the replica's error code when it failed.
-    pub(crate) fn query_classified(
+    /// Calls the query method `method` in replicated mode, as the IC runs a query method an
+    /// update call (or another canister) targets: charged like an update (cycles), its
+    /// changes discarded like a query's.
+    pub fn replicated_query(&mut self, method: &str, arg: &[u8], caller: Principal) -> CallResult {
+        self.query_from(method, arg, caller.as_slice(), true)
+    }
+
+    /// [`Canister::query`] from the principal bytes `caller`, replicated or not.
+    pub(crate) fn query_from(
         &mut self,
         method: &str,
         arg: &[u8],
         caller: &[u8],
-    ) -> (CallResult, Option<ErrorCode>) {
+        replicated: bool,
+    ) -> CallResult {
         let export = [
             format!("canister_query {method}"),
             format!("canister_composite_query {method}"),
@@ -315,16 +280,19 @@ impl Canister {
         .find(|name| self.live.loaded.exports_function(name));
         match export {
             Some(export) => {
-                let (result, _, error) =
-                    self.run(MessageKind::Query, method, &[export], arg, caller);
-                (result, error)
+                let kind = MessageKind::Query;
+                let limit = self.limits.of(kind);
+                let mut context = MessageContext::new(kind, method, arg, caller, limit);
+                context.replicated = replicated;
+                let snapshot = self.begin_with(context);
+                let outcome = self.live.call(&export);
+                let (result, _) = self.conclude(kind, outcome, &snapshot);
+                self.keep_or_undo(kind, result.error.is_none(), &snapshot);
+                result
             }
-            None => (
-                CallResult::reject(
-                    RejectCode::CanisterError,
-                    format!("Canister has no query method '{method}'."),
-                ),
-                Some(ErrorCode::CanisterMethodNotFound),
+            None => CallResult::failed(
+                ErrorCode::CanisterMethodNotFound,
+                format!("Canister has no query method '{method}'."),
             ),
         }
     }
@@ -332,19 +300,23 @@ impl Canister {
     /// Upgrades to `wasm`: `canister_pre_upgrade` on the current instance, then a
     /// fresh instance (new heap) of the new module keeping stable memory, its
     /// start function and `canister_post_upgrade` with `arg`. One install message
-    /// (ic-metering.md §5: 300 billion instructions). On failure nothing changes.
+    /// (docs/metering.md §7: 300 billion instructions). On failure nothing changes.
     pub fn upgrade(
         &mut self,
         wasm: &[u8],
         arg: &[u8],
-        caller: &[u8],
+        caller: Principal,
     ) -> Result<CallResult, InstallError> {
-        let loaded = Loaded::cached(&self.engine, &self.linker, wasm)?;
+        let tracing = self.live.loaded.info.tracing;
+        let loaded = Loaded::cached(&self.engine, &self.linker, wasm, tracing)?;
         let kind = MessageKind::PreUpgrade;
-        let begun = self.begin(kind, "canister_pre_upgrade", arg, caller);
+        let begun = self.begin(kind, "canister_pre_upgrade", arg, caller.as_slice());
         let pre = self.install_exports_of("canister_pre_upgrade");
         if let Err(failure) = self.call_all(&pre) {
-            return Err(InstallError::Trapped(self.fail(begun, failure)));
+            return Err(InstallError::Trapped(Box::new(self.fail(begun, failure))));
+        }
+        if let Err(failure) = self.apply_heap_page_charges() {
+            return Err(InstallError::Trapped(Box::new(self.fail(begun, failure))));
         }
         let remaining = self.live.counter();
         let state = self.live.store.data_mut();
@@ -352,14 +324,16 @@ impl Canister {
         env.canister_version += 1;
         let next_state = HostState {
             env,
+            metering: state.metering,
+            ledger: std::mem::take(&mut state.ledger),
             stable: std::mem::take(&mut state.stable),
             msg: MessageContext {
                 kind: MessageKind::PostUpgrade,
                 ..state.msg.clone()
             },
-            counter: None,
-            memory: None,
-            unmetered: false,
+            trace: state.trace.take(),
+            readings: state.readings.take(),
+            ..HostState::default()
         };
         let mut next = match Live::new(&self.engine, &self.linker, loaded, next_state) {
             Ok(next) => next,
@@ -376,11 +350,11 @@ impl Canister {
         std::mem::swap(&mut self.live, &mut next);
         let old = next;
         self.live.set_counter(remaining);
-        let fresh = self.live.begin();
+        let fresh = self.live.begin(MessageKind::PostUpgrade);
         let post = self.install_exports("canister_post_upgrade");
         let outcome = self.call_all(&post);
-        let (result, error, _) = self.conclude(kind, outcome, &fresh);
-        if error.is_none() {
+        let (result, _) = self.conclude(kind, outcome, &fresh);
+        if result.error.is_none() {
             self.live.store.data_mut().stable.commit();
             self.live.commit(&fresh);
             return Ok(result);
@@ -391,7 +365,7 @@ impl Canister {
         self.live.store.data_mut().stable = stable;
         self.live.store.data_mut().stable.rollback();
         self.rollback_heap(&begun.snapshot);
-        Err(InstallError::Trapped(result))
+        Err(InstallError::Trapped(Box::new(result)))
     }
 
     fn install_exports_of(&self, name: &str) -> Vec<String> {
@@ -403,8 +377,7 @@ impl Canister {
     }
 
     /// Runs one message: `exports` in order under one instruction budget.
-    /// Returns the result, whether `accept_message` was called and the
-    /// replica's error code if the message failed.
+    /// Returns the result and whether `accept_message` was called.
     fn run(
         &mut self,
         kind: MessageKind,
@@ -412,12 +385,12 @@ impl Canister {
         exports: &[String],
         arg: &[u8],
         caller: &[u8],
-    ) -> (CallResult, bool, Option<ErrorCode>) {
+    ) -> (CallResult, bool) {
         let begun = self.begin(kind, method, arg, caller);
         let outcome = self.call_all(exports);
-        let (result, error, msg) = self.conclude(kind, outcome, &begun.snapshot);
-        self.keep_or_undo(kind, error.is_none(), &begun.snapshot);
-        (result, msg.accepted, error)
+        let (result, msg) = self.conclude(kind, outcome, &begun.snapshot);
+        self.keep_or_undo(kind, result.error.is_none(), &begun.snapshot);
+        (result, msg.accepted)
     }
 
     /// Keeps the changes of a message that completed and persists, else undoes them.
@@ -441,15 +414,10 @@ impl Canister {
             Entry::Export(name) => self.live.call(name),
             Entry::Closure(closure) => self.live.call_closure(*closure),
         };
-        let (result, error, msg) = self.conclude(kind, outcome, &snapshot);
-        let ok = error.is_none();
+        let (result, msg) = self.conclude(kind, outcome, &snapshot);
+        let ok = result.error.is_none();
         self.keep_or_undo(kind, ok, &snapshot);
-        Executed {
-            result,
-            ok,
-            error,
-            msg,
-        }
+        Executed { result, ok, msg }
     }
 
     /// Whether the module exports a function named `name`.
@@ -465,13 +433,19 @@ impl Canister {
     }
 
     /// Starts the message of `context`: snapshots the state, begins the stable
-    /// memory's change set and sets the counter to the message's limit.
+    /// memory's change set, the ledger, the trace and the page tracking, and sets the
+    /// counter to the message's limit.
     fn begin_with(&mut self, context: MessageContext) -> Snapshot {
-        let snapshot = self.live.begin();
+        let kind = context.kind;
+        let snapshot = self.live.begin(kind);
         let limit = context.limit;
+        let (record_traces, record_readings) = (self.record_traces, self.record_readings);
         let state = self.live.store.data_mut();
         state.stable.begin();
         state.msg = context;
+        state.ledger = Default::default();
+        state.trace = record_traces.then(Recorder::default);
+        state.readings = record_readings.then(Vec::new);
         self.live.set_counter(limit as i64);
         snapshot
     }
@@ -483,37 +457,65 @@ impl Canister {
         Ok(())
     }
 
-    /// Turns the outcome of a message into its result, adding the heap
-    /// dirty-page charge. Returns the result, the replica's error code unless
-    /// the message ran to completion (its changes may then be kept) and its
-    /// final context (without the debug output, moved into the result).
+    /// Applies the page charges the heap tracker took since the last system call
+    /// ([`Metering::Master2026`]), as the next system call would.
+    fn apply_heap_page_charges(&mut self) -> Result<(), Failure> {
+        system_api::apply_heap_page_charges(&mut self.live.store).map_err(crate::live::failure_of)
+    }
+
+    /// Turns the outcome of a message into its result, adding the charges the replica
+    /// makes after the message (docs/metering.md §6). Returns the result and the message's
+    /// final context (without the debug output, moved into the result). Keeps the
+    /// message's trace and readings.
     fn conclude(
         &mut self,
         kind: MessageKind,
         outcome: Result<(), Failure>,
         before: &Snapshot,
-    ) -> (CallResult, Option<ErrorCode>, MessageContext) {
+    ) -> (CallResult, MessageContext) {
+        let mut outcome = outcome;
+        if outcome.is_ok() {
+            outcome = self.apply_heap_page_charges();
+        }
         let limit = self.live.store.data().msg.limit;
         let counter = self.live.counter();
         let mut instructions = (limit as i64).saturating_sub(counter).max(0) as u64;
-        let mut outcome = outcome;
         if outcome.is_ok() && counter < 0 {
             outcome = Err(Failure::OutOfInstructions);
         }
-        if outcome.is_ok() && kind.persists() {
+        if let Some(recorder) = self.live.store.data_mut().trace.as_mut() {
+            recorder.events.push(TraceEvent::End { at: instructions });
+        }
+        let pages = self.live.store.data().metering.pages();
+        if outcome.is_ok() && kind.persists() && pages.heap_dirty_4k_after > 0 {
+            // §6 (PocketIC 13): per 4 KiB heap page dirtied, after the message (×4 on wasm64).
             let factor = if self.live.loaded.info.memory64 {
-                HEAP_DIRTY_PAGE_WASM64_FACTOR
+                WASM64_HEAP_DIRTY_FACTOR
             } else {
                 1
             };
             let dirty = self.live.dirty_pages(before);
-            instructions = instructions.saturating_add(HEAP_DIRTY_PAGE * factor * dirty);
+            let charge = pages.heap_dirty_4k_after * factor * dirty;
+            self.live
+                .store
+                .data_mut()
+                .ledger
+                .heap_pages_dirtied
+                .add(dirty, charge);
+            instructions = instructions.saturating_add(charge);
             if instructions > limit {
                 outcome = Err(Failure::OutOfInstructions);
             }
         }
         self.live.finish(before);
-        let mut msg = std::mem::take(&mut self.live.store.data_mut().msg);
+        let state = self.live.store.data_mut();
+        let breakdown = state.ledger.breakdown(instructions);
+        let mut msg = std::mem::take(&mut state.msg);
+        self.last_readings = state.readings.take().unwrap_or_default();
+        self.last_trace = state
+            .trace
+            .take()
+            .map(|recorder| Trace::new(recorder.events, Arc::clone(&self.live.loaded.names)));
         let (reply, error) = match outcome {
             Err(Failure::OutOfInstructions) => (
                 Err(Reject {
@@ -535,15 +537,17 @@ impl Canister {
         };
         let result = CallResult {
             reply,
+            error,
             instructions,
+            breakdown,
             debug_output: std::mem::take(&mut msg.debug_output),
         };
-        (result, error, msg)
+        (result, msg)
     }
 
     /// Undoes a failed message of `begun` and builds its result.
     fn fail(&mut self, begun: Begun, failure: Failure) -> CallResult {
-        let (result, _, _) = self.conclude(begun.kind, Err(failure), &begun.snapshot);
+        let (result, _) = self.conclude(begun.kind, Err(failure), &begun.snapshot);
         self.live.store.data_mut().stable.rollback();
         self.rollback_heap(&begun.snapshot);
         result
@@ -556,7 +560,11 @@ impl Canister {
         }
         let heap = self.live.heap_prefix(snapshot.heap_len());
         let mut state = self.live.take_state();
-        let handles = (state.counter.take(), state.memory.take());
+        let handles = (
+            state.counter.take(),
+            state.memory.take(),
+            state.tracker.take(),
+        );
         let loaded = Arc::clone(&self.live.loaded);
         match Live::new(&self.engine, &self.linker, loaded, state) {
             Ok(mut fresh) => {
@@ -568,10 +576,54 @@ impl Canister {
                 // The module instantiated before, so this should not fail; if it
                 // does, keep the grown instance with its restored state.
                 let (_, mut state) = *failed;
-                (state.counter, state.memory) = handles;
+                (state.counter, state.memory, state.tracker) = handles;
                 *self.live.store.data_mut() = state;
             }
         }
+    }
+
+    /// Copies the canister's whole state (heap, globals, stable memory, environment), to put
+    /// it back later with [`Canister::restore`].
+    pub fn snapshot(&mut self) -> CanisterSnapshot {
+        let globals = self.live.globals_snapshot();
+        let heap = self.live.heap_prefix(self.live.heap_bytes());
+        let state = self.live.store.data();
+        CanisterSnapshot {
+            loaded: Arc::clone(&self.live.loaded),
+            heap,
+            globals,
+            stable: state.stable.clone(),
+            env: state.env.clone(),
+        }
+    }
+
+    /// Puts back the state `snapshot` holds, on a fresh instance of this canister's module,
+    /// which must be the snapshot's module (with or without trace hooks: a state taken
+    /// without hooks can be traced from then on).
+    pub fn restore(&mut self, snapshot: &CanisterSnapshot) -> Result<(), InstallError> {
+        if snapshot.loaded.original != self.live.loaded.original {
+            return Err(InstallError::Load(LoadError::Wasm(
+                "the snapshot was taken of another module".into(),
+            )));
+        }
+        let state = HostState {
+            env: snapshot.env.clone(),
+            metering: self.live.store.data().metering,
+            stable: snapshot.stable.clone(),
+            ..HostState::default()
+        };
+        let loaded = Arc::clone(&self.live.loaded);
+        let mut fresh =
+            Live::new(&self.engine, &self.linker, loaded, state).map_err(|failed| failed.0)?;
+        fresh
+            .adopt(&snapshot.heap, &snapshot.globals)
+            .map_err(|_| {
+                InstallError::Load(LoadError::Wasm(
+                    "the snapshot's heap does not fit a fresh instance".into(),
+                ))
+            })?;
+        self.live = fresh;
+        Ok(())
     }
 
     /// The canister's query methods (`canister_query <name>` and
@@ -597,6 +649,41 @@ impl Canister {
     /// The instruction limits in force.
     pub fn limits(&self) -> Limits {
         self.limits
+    }
+
+    /// The metering profile the canister runs under.
+    pub fn metering(&self) -> Metering {
+        self.live.store.data().metering
+    }
+
+    /// Whether later messages record a [`Trace`] (see [`Canister::last_trace`]). Only a
+    /// canister installed with [`Options::tracing`] has the hooks; without them this is a
+    /// no-op and no trace is recorded.
+    pub fn record_traces(&mut self, on: bool) {
+        self.record_traces = on && self.live.loaded.info.tracing;
+    }
+
+    /// The trace of the last message, if it recorded one.
+    pub fn last_trace(&self) -> Option<&Trace> {
+        self.last_trace.as_ref()
+    }
+
+    /// Whether later messages record their `performance_counter(0)` readings, with the
+    /// charges made up to each (see [`Canister::last_window_breakdown`]).
+    pub fn record_readings(&mut self, on: bool) {
+        self.record_readings = on;
+    }
+
+    /// The breakdown of canbench's bench window in the last message: from its first
+    /// `performance_counter(0)` reading to the reading `instructions` later. `None` without
+    /// recorded readings or without such a pair.
+    pub fn last_window_breakdown(&self, instructions: u64) -> Option<Breakdown> {
+        let start = self.last_readings.first()?;
+        let end = self
+            .last_readings
+            .iter()
+            .find(|reading| reading.at == start.at + instructions)?;
+        Some(end.ledger.since(&start.ledger, instructions))
     }
 
     /// Sets what `ic0.time` returns, in nanoseconds since the epoch.

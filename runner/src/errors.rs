@@ -10,9 +10,84 @@
 //! link to some descriptions (`.\nConsider gracefully handling failures ...
 //! See documentation: ...`); its wording and address change between replica
 //! versions, so icrun leaves it out.
+//!
+//! The outcome of a message, [`CallResult`], and its [`Reject`] live here too,
+//! beside the codes they carry.
 
-use crate::canister::{Reject, RejectCode};
+use crate::ledger::Breakdown;
 use std::fmt;
+
+/// The IC's reject codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RejectCode {
+    /// Fatal system error.
+    SysFatal = 1,
+    /// Transient system error.
+    SysTransient = 2,
+    /// The destination (canister or method) does not exist.
+    DestinationInvalid = 3,
+    /// The canister rejected the message explicitly (`msg_reject`).
+    CanisterReject = 4,
+    /// The canister trapped, exceeded a limit, or did not reply.
+    CanisterError = 5,
+}
+
+/// A rejected call: code and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reject {
+    /// The reject code.
+    pub code: RejectCode,
+    /// The reject message (for traps, the replica's wording with the trap text).
+    pub message: String,
+}
+
+impl fmt::Display for Reject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "reject code {}: {}", self.code as u8, self.message)
+    }
+}
+
+/// What a message produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallResult {
+    /// The reply bytes, or the reject.
+    pub reply: Result<Vec<u8>, Reject>,
+    /// The replica's error code when the message failed in execution (a trap,
+    /// an exceeded limit, a missing method, a refused `inspect_message`);
+    /// `None` for a reply and for the canister's own `msg_reject`.
+    pub error: Option<ErrorCode>,
+    /// Instructions the message used: what `performance_counter(0)` would read at
+    /// its end, plus the charges the replica makes after the message (the heap
+    /// dirty-page charge of update, init and upgrade messages under
+    /// [`crate::Metering::PocketIc13`]).
+    pub instructions: u64,
+    /// Where those instructions went.
+    pub breakdown: Breakdown,
+    /// Text of each `debug_print` of the message, in order.
+    pub debug_output: Vec<String>,
+}
+
+impl CallResult {
+    /// A message that never ran, rejected with `code` and `message`.
+    pub(crate) fn reject(code: RejectCode, message: String) -> CallResult {
+        CallResult {
+            reply: Err(Reject { code, message }),
+            error: None,
+            instructions: 0,
+            breakdown: Breakdown::default(),
+            debug_output: Vec::new(),
+        }
+    }
+
+    /// A message that failed before it ran with the replica's `error` and `message` (the
+    /// reject code is the error's; the message is not prefixed with the code).
+    pub(crate) fn failed(error: ErrorCode, message: String) -> CallResult {
+        CallResult {
+            error: Some(error),
+            ..CallResult::reject(error.reject_code(), message)
+        }
+    }
+}
 
 /// The replica's `ErrorCode`s icrun produces (rs/types/error_types/src/lib.rs:
 /// the hundreds digit is the reject code).

@@ -2,7 +2,7 @@
 //! used to roll a message back and to count the heap pages it dirtied.
 //!
 //! Two ways to keep the heap, chosen per instance:
-//! - write tracking ([`crate::write_tracker`], Unix with 4 KiB pages): nothing is
+//! - page tracking ([`crate::memory_tracker`], Unix with 4 KiB pages): nothing is
 //!   copied up front; the first write to each page saves it. Cost per message is
 //!   proportional to the pages written, and a page counts as dirty when it is
 //!   written, even with unchanged content, as on the replica;
@@ -19,18 +19,18 @@
 //! for ic-cdk) fill their table from element segments at instantiation only,
 //! so this does not affect them.
 
+use crate::memory_tracker::{MemoryTracker, Tracking};
 use crate::state::HostState;
-use crate::write_tracker::WriteTracker;
 use std::sync::Arc;
 use wasmtime::{Instance, Store, Val};
 
-/// Size of the heap pages whose dirtying is charged (ic-metering.md §4: 4 KiB).
+/// Size of the heap pages whose dirtying is charged (docs/metering.md §6: 4 KiB).
 pub const HEAP_PAGE_SIZE: usize = 4 * 1024;
 
 /// Linear memory size, globals and (in copy mode) content at the start of a
 /// message; not the tables (see the module documentation).
 #[derive(Debug, Clone, Default)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     heap_len: usize,
     /// Full heap copy when the instance has no write tracking.
     copy: Option<Vec<u8>>,
@@ -41,16 +41,17 @@ pub struct Snapshot {
 /// rolling back needs a fresh instance. The old memory's first
 /// [`Snapshot::heap_len`] bytes and its globals have been restored already.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MemoryGrew;
+pub(crate) struct MemoryGrew;
 
 impl Snapshot {
     /// Starts a message on `instance`: records its globals and either starts
-    /// write tracking or copies the heap.
+    /// page tracking in `tracking` mode or copies the heap.
     pub fn take(
         store: &mut Store<HostState>,
         instance: &Instance,
         global_exports: &[String],
-        tracker: Option<&Arc<WriteTracker>>,
+        tracker: Option<&Arc<MemoryTracker>>,
+        tracking: Tracking,
     ) -> Snapshot {
         let globals = global_exports
             .iter()
@@ -66,11 +67,37 @@ impl Snapshot {
             };
         };
         let heap_len = memory.data_size(&*store);
-        let tracked = tracker.is_some_and(|t| t.begin(memory.data_ptr(&*store), heap_len));
+        let tracked =
+            tracker.is_some_and(|t| t.begin(memory.data_ptr(&*store), heap_len, tracking));
         let copy = (!tracked).then(|| memory.data(&*store).to_vec());
         Snapshot {
             heap_len,
             copy,
+            globals,
+        }
+    }
+
+    /// The globals and heap size of an instance between messages, without tracking (for
+    /// [`crate::Canister::snapshot`]).
+    pub fn of_globals(
+        store: &mut Store<HostState>,
+        instance: &Instance,
+        global_exports: &[String],
+    ) -> Snapshot {
+        let globals = global_exports
+            .iter()
+            .filter_map(|name| {
+                let global = instance.get_global(&mut *store, name)?;
+                Some((name.clone(), global.get(&mut *store)))
+            })
+            .collect();
+        let heap_len = store
+            .data()
+            .memory
+            .map_or(0, |memory| memory.data_size(&*store));
+        Snapshot {
+            heap_len,
+            copy: None,
             globals,
         }
     }
@@ -86,7 +113,7 @@ impl Snapshot {
     pub fn dirty_pages(
         &self,
         store: &Store<HostState>,
-        tracker: Option<&Arc<WriteTracker>>,
+        tracker: Option<&Arc<MemoryTracker>>,
     ) -> u64 {
         let Some(memory) = store.data().memory else {
             return 0;
@@ -104,7 +131,7 @@ impl Snapshot {
                 .zip(copy.chunks(HEAP_PAGE_SIZE))
                 .filter(|(now, before)| now != before)
                 .count() as u64,
-            (None, Some(tracker)) => tracker.written_pages() as u64,
+            (None, Some(tracker)) => tracker.saved_units() as u64,
             (None, None) => 0,
         };
         old_dirty + grown_dirty
@@ -112,14 +139,14 @@ impl Snapshot {
 
     /// Ends the message's write tracking (the memory is writable again); the
     /// saved pages are kept until [`Snapshot::commit`] or [`Snapshot::restore`].
-    pub fn finish(&self, tracker: Option<&Arc<WriteTracker>>) {
+    pub fn finish(&self, tracker: Option<&Arc<MemoryTracker>>) {
         if let Some(tracker) = tracker {
             tracker.end();
         }
     }
 
     /// Keeps the message's writes: forgets the saved pages.
-    pub fn commit(&self, tracker: Option<&Arc<WriteTracker>>) {
+    pub fn commit(&self, tracker: Option<&Arc<MemoryTracker>>) {
         if let Some(tracker) = tracker {
             tracker.end();
             tracker.forget();
@@ -132,7 +159,7 @@ impl Snapshot {
         &self,
         store: &mut Store<HostState>,
         instance: &Instance,
-        tracker: Option<&Arc<WriteTracker>>,
+        tracker: Option<&Arc<MemoryTracker>>,
     ) -> Result<(), MemoryGrew> {
         let mut grew = false;
         if let Some(memory) = store.data().memory {

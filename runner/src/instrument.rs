@@ -1,10 +1,17 @@
 //! Rewriting a canister module with the replica's instruction metering
-//! (ic-metering.md §1-3).
+//! (docs/metering.md §1-3).
 //!
 //! The output module differs from the input in these ways:
 //! - a first function import `__icrun.out_of_instructions : [] -> []` (so every
 //!   original function index shifts by one; calls, exports, element segments,
 //!   `ref.func` and the start function are remapped);
+//! - with tracing, two more imports `__icrun.trace_enter : [i32] -> []` and
+//!   `__icrun.trace_exit : [i32] -> []` (indices shift by three), called with the
+//!   original function index at every function entry and exit and around every
+//!   call of an imported function. The body of each function is wrapped in a
+//!   block so that every way out (a `return`, now a branch to that block, or a
+//!   branch to the function's label) passes the exit hook. Like every injected
+//!   instruction these are free: charges are computed on the original operators;
 //! - a mutable `i64` global, the instruction counter, exported as
 //!   `canister counter_instructions`, that the injected code counts down;
 //! - a charge at the start of every basic block ([`crate::partition`]) and a call
@@ -33,7 +40,11 @@ use wasmparser::{ExternalKind, Operator, Parser, Payload, TypeRef};
 pub const HOST_MODULE: &str = "__icrun";
 /// Name of the imported function the injected code calls when the counter goes negative.
 pub const OUT_OF_INSTRUCTIONS: &str = "out_of_instructions";
-/// Export name of the instruction counter global (the replica's name, ic-metering.md §1).
+/// Name of the imported trace hook called at function entries (tracing only).
+pub const TRACE_ENTER: &str = "trace_enter";
+/// Name of the imported trace hook called at function exits (tracing only).
+pub const TRACE_EXIT: &str = "trace_exit";
+/// Export name of the instruction counter global (the replica's name, docs/metering.md §1).
 pub const COUNTER_EXPORT: &str = "canister counter_instructions";
 /// Export name of the module's start function, if it had one.
 pub const START_EXPORT: &str = "canister_start";
@@ -83,21 +94,19 @@ impl<E: fmt::Debug> From<reencode::Error<E>> for InstrumentError {
 
 /// An instrumented module and what the runtime needs to know about it.
 #[derive(Debug, Clone)]
-pub struct Instrumented {
+pub(crate) struct Instrumented {
     /// The rewritten module binary.
     pub wasm: Vec<u8>,
-    /// Whether memory 0 is 64-bit (ic-metering.md §3 and §4 price wasm64 differently).
+    /// Whether memory 0 is 64-bit (docs/metering.md §3 and §6 price wasm64 differently).
     pub memory64: bool,
-    /// Whether the original module had a start function (now exported as [`START_EXPORT`]).
-    pub has_start: bool,
-    /// `(module, name)` of every import of the original module.
-    pub imports: Vec<(String, String)>,
+    /// Whether the module carries trace hooks.
+    pub tracing: bool,
 }
 
 /// Reads the custom section `name` of a module (e.g. `icp:public candid:service`).
 ///
 /// Returns `Ok(None)` when the module has no such section.
-pub fn custom_section(wasm: &[u8], name: &str) -> Result<Option<Vec<u8>>, InstrumentError> {
+pub(crate) fn custom_section(wasm: &[u8], name: &str) -> Result<Option<Vec<u8>>, InstrumentError> {
     for payload in Parser::new(0).parse_all(wasm) {
         if let Payload::CustomSection(section) = payload? {
             if section.name() == name {
@@ -112,6 +121,10 @@ pub fn custom_section(wasm: &[u8], name: &str) -> Result<Option<Vec<u8>>, Instru
 #[derive(Debug, Default)]
 struct ModuleFacts {
     type_count: u32,
+    /// The results of each function type (by type index).
+    type_results: Vec<Vec<wasmparser::ValType>>,
+    /// The type index of each defined function.
+    function_types: Vec<u32>,
     imported_globals: u32,
     defined_globals: u32,
     mutable_globals: Vec<u32>,
@@ -120,7 +133,6 @@ struct ModuleFacts {
     imported_functions: u32,
     defined_functions: u32,
     memory0_exported: bool,
-    imports: Vec<(String, String)>,
 }
 
 fn scan(wasm: &[u8]) -> Result<ModuleFacts, InstrumentError> {
@@ -137,15 +149,19 @@ fn scan(wasm: &[u8]) -> Result<ModuleFacts, InstrumentError> {
             }
             Payload::TypeSection(section) => {
                 for group in section {
-                    facts.type_count += group?.types().len() as u32;
+                    for ty in group?.types() {
+                        facts.type_count += 1;
+                        let results = match &ty.composite_type.inner {
+                            wasmparser::CompositeInnerType::Func(func) => func.results().to_vec(),
+                            _ => Vec::new(),
+                        };
+                        facts.type_results.push(results);
+                    }
                 }
             }
             Payload::ImportSection(section) => {
                 for import in section.into_imports() {
                     let import = import?;
-                    facts
-                        .imports
-                        .push((import.module.to_string(), import.name.to_string()));
                     match import.ty {
                         TypeRef::Func(_) | TypeRef::FuncExact(_) => facts.imported_functions += 1,
                         TypeRef::Global(g) => {
@@ -192,7 +208,12 @@ fn scan(wasm: &[u8]) -> Result<ModuleFacts, InstrumentError> {
                 }
             }
             Payload::StartSection { func, .. } => facts.start = Some(func),
-            Payload::FunctionSection(section) => facts.defined_functions = section.count(),
+            Payload::FunctionSection(section) => {
+                facts.defined_functions = section.count();
+                for ty in section {
+                    facts.function_types.push(ty?);
+                }
+            }
             _ => {}
         }
     }
@@ -217,47 +238,87 @@ fn check_reserved(name: &str) -> Result<(), InstrumentError> {
 struct Injected {
     /// Function index of the `out_of_instructions` import (always 0).
     out_of_instructions: u32,
+    /// Function indices of the `trace_enter` and `trace_exit` imports, with tracing.
+    trace_hooks: Option<(u32, u32)>,
     /// Type index of `[] -> []`.
     void_type: u32,
     /// Type index of `[i64] -> [i64]` (the bulk-memory charge helper).
     charge_type: u32,
+    /// Type index of `[i32] -> []` (the trace hooks).
+    hook_type: u32,
     /// Global index of the instruction counter.
     counter: u32,
 }
 
-/// The re-encoder: shifts function indices by the one injected import.
-struct Shift;
+impl Injected {
+    /// How many functions the instrumentation imports ahead of the module's own.
+    fn imported_functions(&self) -> u32 {
+        if self.trace_hooks.is_some() {
+            3
+        } else {
+            1
+        }
+    }
+}
+
+/// The re-encoder: shifts function indices by the injected imports.
+struct Shift(u32);
 
 impl Reencode for Shift {
     type Error = std::convert::Infallible;
 
     fn function_index(&mut self, func: u32) -> Result<u32, reencode::Error<Self::Error>> {
-        Ok(func + 1)
+        Ok(func + self.0)
     }
 }
 
-/// Rewrites `wasm` with the replica's metering (see the module documentation).
-pub fn instrument(wasm: &[u8]) -> Result<Instrumented, InstrumentError> {
+/// Rewrites `wasm` with the replica's metering (see the module documentation), with trace
+/// hooks when `tracing`.
+pub(crate) fn instrument(wasm: &[u8], tracing: bool) -> Result<Instrumented, InstrumentError> {
     let facts = scan(wasm)?;
     let injected = Injected {
         out_of_instructions: 0,
+        trace_hooks: tracing.then_some((1, 2)),
         void_type: facts.type_count,
         charge_type: facts.type_count + 1,
+        hook_type: facts.type_count + 2,
         counter: facts.imported_globals + facts.defined_globals,
     };
     let mut writer = Writer {
         facts: &facts,
         injected,
+        shift: Shift(injected.imported_functions()),
         module: Module::new(),
         emitted: Vec::new(),
+        multi_result_types: multi_result_types(&facts),
+        next_body: 0,
     };
     writer.rewrite(wasm)?;
     Ok(Instrumented {
         wasm: writer.module.finish(),
         memory64: facts.index_types.main_memory64(),
-        has_start: facts.start.is_some(),
-        imports: facts.imports.clone(),
+        tracing,
     })
+}
+
+/// The encoder's form of a value type (references are re-encoded without index shifts:
+/// they name types, which the instrumentation does not renumber).
+fn value_type(ty: wasmparser::ValType) -> Option<ValType> {
+    Shift(0).val_type(ty).ok()
+}
+
+/// For each function type with more than one result, the index of the block type
+/// `[] -> results` the tracing wrapper needs (added after the injected types).
+fn multi_result_types(facts: &ModuleFacts) -> Vec<(u32, u32)> {
+    let mut next = facts.type_count + 3;
+    let mut map = Vec::new();
+    for (index, results) in facts.type_results.iter().enumerate() {
+        if results.len() > 1 {
+            map.push((index as u32, next));
+            next += 1;
+        }
+    }
+    map
 }
 
 /// Position of a section in the binary order of a module.
@@ -293,8 +354,13 @@ const REQUIRED: [SectionId; 6] = [
 struct Writer<'f> {
     facts: &'f ModuleFacts,
     injected: Injected,
+    shift: Shift,
     module: Module,
     emitted: Vec<SectionId>,
+    /// (function type, block type `[] -> results`) for multi-result functions (tracing).
+    multi_result_types: Vec<(u32, u32)>,
+    /// Index of the next defined function body (among the defined functions).
+    next_body: u32,
 }
 
 impl Writer<'_> {
@@ -305,7 +371,7 @@ impl Writer<'_> {
                 Payload::TypeSection(s) => {
                     self.before(SectionId::Type)?;
                     let mut types = TypeSection::new();
-                    Shift.parse_type_section(&mut types, s)?;
+                    self.shift.parse_type_section(&mut types, s)?;
                     self.add_types(&mut types);
                     self.module.section(&types);
                 }
@@ -315,7 +381,7 @@ impl Writer<'_> {
                     self.add_imports(&mut imports);
                     for import in s.into_imports() {
                         let import = import?;
-                        let ty = Shift.entity_type(import.ty)?;
+                        let ty = self.shift.entity_type(import.ty)?;
                         imports.import(import.module, import.name, ty);
                     }
                     self.module.section(&imports);
@@ -323,32 +389,32 @@ impl Writer<'_> {
                 Payload::FunctionSection(s) => {
                     self.before(SectionId::Function)?;
                     let mut functions = FunctionSection::new();
-                    Shift.parse_function_section(&mut functions, s)?;
+                    self.shift.parse_function_section(&mut functions, s)?;
                     functions.function(self.injected.charge_type);
                     self.module.section(&functions);
                 }
                 Payload::TableSection(s) => {
                     self.before(SectionId::Table)?;
                     let mut tables = wasm_encoder::TableSection::new();
-                    Shift.parse_table_section(&mut tables, s)?;
+                    self.shift.parse_table_section(&mut tables, s)?;
                     self.module.section(&tables);
                 }
                 Payload::MemorySection(s) => {
                     self.before(SectionId::Memory)?;
                     let mut memories = wasm_encoder::MemorySection::new();
-                    Shift.parse_memory_section(&mut memories, s)?;
+                    self.shift.parse_memory_section(&mut memories, s)?;
                     self.module.section(&memories);
                 }
                 Payload::TagSection(s) => {
                     self.before(SectionId::Tag)?;
                     let mut tags = wasm_encoder::TagSection::new();
-                    Shift.parse_tag_section(&mut tags, s)?;
+                    self.shift.parse_tag_section(&mut tags, s)?;
                     self.module.section(&tags);
                 }
                 Payload::GlobalSection(s) => {
                     self.before(SectionId::Global)?;
                     let mut globals = GlobalSection::new();
-                    Shift.parse_global_section(&mut globals, s)?;
+                    self.shift.parse_global_section(&mut globals, s)?;
                     Self::add_counter(&mut globals);
                     self.module.section(&globals);
                 }
@@ -357,8 +423,8 @@ impl Writer<'_> {
                     let mut exports = ExportSection::new();
                     for export in s {
                         let export = export?;
-                        let kind = Shift.export_kind(export.kind)?;
-                        let index = Shift.external_index(export.kind, export.index)?;
+                        let kind = self.shift.export_kind(export.kind)?;
+                        let index = self.shift.external_index(export.kind, export.index)?;
                         let name = if kind == ExportKind::Memory && index == 0 {
                             MEMORY_EXPORT
                         } else {
@@ -374,7 +440,7 @@ impl Writer<'_> {
                 Payload::ElementSection(s) => {
                     self.before(SectionId::Element)?;
                     let mut elements = wasm_encoder::ElementSection::new();
-                    Shift.parse_element_section(&mut elements, s)?;
+                    self.shift.parse_element_section(&mut elements, s)?;
                     self.module.section(&elements);
                 }
                 Payload::DataCountSection { count, .. } => {
@@ -395,7 +461,7 @@ impl Writer<'_> {
                     self.finish_code(&mut code);
                     self.before(SectionId::Data)?;
                     let mut data = wasm_encoder::DataSection::new();
-                    Shift.parse_data_section(&mut data, s)?;
+                    self.shift.parse_data_section(&mut data, s)?;
                     self.module.section(&data);
                 }
                 Payload::CustomSection(s) => {
@@ -489,6 +555,12 @@ impl Writer<'_> {
     fn add_types(&self, types: &mut TypeSection) {
         types.ty().function([], []);
         types.ty().function([ValType::I64], [ValType::I64]);
+        types.ty().function([ValType::I32], []);
+        for (function_type, _) in &self.multi_result_types {
+            let results = &self.facts.type_results[*function_type as usize];
+            let results: Vec<ValType> = results.iter().filter_map(|ty| value_type(*ty)).collect();
+            types.ty().function([], results);
+        }
     }
 
     fn add_imports(&self, imports: &mut ImportSection) {
@@ -497,6 +569,11 @@ impl Writer<'_> {
             OUT_OF_INSTRUCTIONS,
             EntityType::Function(self.injected.void_type),
         );
+        if self.injected.trace_hooks.is_some() {
+            let hook = EntityType::Function(self.injected.hook_type);
+            imports.import(HOST_MODULE, TRACE_ENTER, hook);
+            imports.import(HOST_MODULE, TRACE_EXIT, hook);
+        }
     }
 
     fn add_counter(globals: &mut GlobalSection) {
@@ -527,10 +604,12 @@ impl Writer<'_> {
         }
     }
 
-    /// Index of the charge helper: after the injected import, the original
+    /// Index of the charge helper: after the injected imports, the original
     /// imports and every defined function.
     fn charge_helper_index(&self) -> u32 {
-        1 + self.facts.imported_functions + self.facts.defined_functions
+        self.injected.imported_functions()
+            + self.facts.imported_functions
+            + self.facts.defined_functions
     }
 
     /// The unmetered helper `[i64] -> [i64]`: subtracts its argument from the
@@ -570,10 +649,12 @@ impl Writer<'_> {
     }
 
     fn instrument_body(
-        &self,
+        &mut self,
         body: &wasmparser::FunctionBody<'_>,
     ) -> Result<Function, InstrumentError> {
-        let mut function = Shift.new_function_with_parsed_locals(body)?;
+        let defined = self.next_body;
+        self.next_body += 1;
+        let mut function = self.shift.new_function_with_parsed_locals(body)?;
         let mut reader = body.get_operators_reader()?;
         let mut ops: Vec<Operator> = Vec::new();
         while !reader.eof() {
@@ -581,13 +662,81 @@ impl Writer<'_> {
         }
         let points = charge_points(&ops, &self.facts.index_types);
         let mut next = points.iter().peekable();
+        let Some((enter, exit)) = self.injected.trace_hooks else {
+            for (position, op) in ops.into_iter().enumerate() {
+                while let Some(point) = next.next_if(|p| p.position == position) {
+                    self.inject(&mut function, point);
+                }
+                function.instruction(&self.shift.instruction(op)?);
+            }
+            return Ok(function);
+        };
+        // Tracing: the original index of this function, its wrapper block and its hooks.
+        let index = self.facts.imported_functions + defined;
+        let hook = |f: &mut Function, hook: u32, function_index: u32| {
+            f.instruction(&Instruction::I32Const(function_index as i32))
+                .instruction(&Instruction::Call(hook));
+        };
+        hook(&mut function, enter, index);
+        function.instruction(&Instruction::Block(self.wrapper_type(defined)));
+        let last = ops.len().saturating_sub(1);
+        // Blocks open inside the wrapper: a `return` becomes a branch to the wrapper.
+        let mut depth: u32 = 0;
         for (position, op) in ops.into_iter().enumerate() {
             while let Some(point) = next.next_if(|p| p.position == position) {
                 self.inject(&mut function, point);
             }
-            function.instruction(&Shift.instruction(op)?);
+            match &op {
+                _ if position == last => {
+                    function.instruction(&Instruction::End);
+                    hook(&mut function, exit, index);
+                }
+                Operator::Block { .. } | Operator::Loop { .. } | Operator::If { .. } => {
+                    depth += 1;
+                }
+                Operator::End => depth = depth.saturating_sub(1),
+                Operator::Return => {
+                    function.instruction(&Instruction::Br(depth));
+                    continue;
+                }
+                Operator::ReturnCall { .. } | Operator::ReturnCallIndirect { .. } => {
+                    hook(&mut function, exit, index);
+                }
+                Operator::Call { function_index }
+                    if *function_index < self.facts.imported_functions =>
+                {
+                    let callee = *function_index;
+                    hook(&mut function, enter, callee);
+                    function.instruction(&self.shift.instruction(op)?);
+                    hook(&mut function, exit, callee);
+                    continue;
+                }
+                _ => {}
+            }
+            function.instruction(&self.shift.instruction(op)?);
         }
         Ok(function)
+    }
+
+    /// The block type of the tracing wrapper of defined function `defined`: its results.
+    fn wrapper_type(&self, defined: u32) -> wasm_encoder::BlockType {
+        let Some(function_type) = self.facts.function_types.get(defined as usize).copied() else {
+            return wasm_encoder::BlockType::Empty;
+        };
+        let results = &self.facts.type_results[function_type as usize];
+        match results.as_slice() {
+            [] => wasm_encoder::BlockType::Empty,
+            [single] => match value_type(*single) {
+                Some(ty) => wasm_encoder::BlockType::Result(ty),
+                None => wasm_encoder::BlockType::Empty,
+            },
+            _ => self
+                .multi_result_types
+                .iter()
+                .find(|(ty, _)| *ty == function_type)
+                .map(|(_, block)| wasm_encoder::BlockType::FunctionType(*block))
+                .unwrap_or(wasm_encoder::BlockType::Empty),
+        }
     }
 
     fn inject(&self, f: &mut Function, point: &ChargePoint) {
@@ -634,14 +783,14 @@ mod tests {
 
     #[test]
     fn empty_module_gets_every_required_section() {
-        let out = instrument(&wat("(module)")).expect("instruments");
+        let out = instrument(&wat("(module)"), false).expect("instruments");
         validate(&out.wasm);
-        assert!(!out.has_start);
     }
 
     #[test]
     fn indices_are_remapped_everywhere() {
-        let out = instrument(&wat(r#"(module
+        let out = instrument(
+            &wat(r#"(module
                  (import "ic0" "msg_reply" (func $reply))
                  (type $v (func))
                  (table 2 funcref)
@@ -654,14 +803,11 @@ mod tests {
                  (func $b ref.func $a drop call $reply)
                  (start $a)
                  (export "canister_update a" (func $a))
-                 (@custom "icp:public candid:service" "service : {}"))"#))
+                 (@custom "icp:public candid:service" "service : {}"))"#),
+            false,
+        )
         .expect("instruments");
         validate(&out.wasm);
-        assert!(out.has_start);
-        assert_eq!(
-            out.imports,
-            vec![("ic0".to_string(), "msg_reply".to_string())]
-        );
         let section = custom_section(&out.wasm, "icp:public candid:service").expect("parses");
         assert_eq!(section.as_deref(), Some(&b"service : {}"[..]));
         // The exports name the shifted indices: $a was 1, is now 2.
@@ -684,16 +830,17 @@ mod tests {
 
     #[test]
     fn reserved_exports_are_refused() {
-        let result = instrument(&wat(
-            r#"(module (global (export "canister counter_instructions") i64 (i64.const 0)))"#,
-        ));
+        let result = instrument(
+            &wat(r#"(module (global (export "canister counter_instructions") i64 (i64.const 0)))"#),
+            false,
+        );
         assert!(matches!(result, Err(InstrumentError::ReservedExport(_))));
     }
 
     #[test]
     fn garbage_is_a_parse_error() {
         assert!(matches!(
-            instrument(b"not wasm"),
+            instrument(b"not wasm", false),
             Err(InstrumentError::Parse(_))
         ));
     }

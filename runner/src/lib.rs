@@ -1,36 +1,45 @@
-//! icrun: an offline Internet Computer runtime that meters instructions as the
-//! replica does (see `ic-metering.md` in the shared notes).
+//! icrun: an offline Internet Computer runtime that meters instructions as the replica
+//! does (the rules, with their sources, are in the repository's `docs/metering.md`).
 //!
-//! - [`instrument`] rewrites a canister module with the replica's metering,
-//!   using the costs of [`cost`] and the basic blocks of [`partition`];
-//! - [`system_api`] provides the ic0 imports over the [`state`] of a canister,
-//!   with stable memory in [`stable`];
-//! - [`canister`] gives the message semantics (install, update, query, upgrade,
-//!   rollback), on top of [`live`] instances and [`heap`] snapshots (with
-//!   copy-on-write tracking of heap writes in [`write_tracker`]);
-//! - [`world`] runs several canisters with inter-canister calls, answering
-//!   with the replica's [`errors`];
-//! - [`candid_io`] converts Candid text to bytes and back for the CLI;
-//! - [`bench`] is `icrun bench`, canbench on icrun;
-//! - [`speed`] is `icrun speed`, a benchmark of icrun itself.
+//! The public surface is small:
+//! - [`Canister`]: one canister with the IC's message semantics (install, update, query,
+//!   upgrade, rollback on trap or exceeded limit), its [`CallResult`]s with a [`Breakdown`]
+//!   of where the instructions went, and optional [`Trace`]s;
+//! - [`World`]: several canisters with inter-canister calls;
+//! - [`Options`]: instruction [`Limits`], the [`Metering`] profile and trace hooks;
+//! - [`Env`]: a canister's identity, controllers, clock and balance;
+//! - the replica's [`Reject`]s, [`RejectCode`]s and [`ErrorCode`]s;
+//! - [`Unmetered`]: a module run without metering, as a speed baseline.
+//!
+//! Inside, `instrument` rewrites a module with the charges of `prices` at the basic blocks
+//! of `partition`; `system_api` provides the ic0 imports over a canister's `state`, with
+//! stable memory in `stable`; `live` instances are snapshotted and rolled back by `heap`,
+//! with the heap pages a message touches tracked by `memory_tracker`; `ledger` and `trace`
+//! record where the instructions went.
 
-pub mod bench;
-pub mod candid_io;
-pub mod canister;
-pub mod cost;
-pub mod errors;
-pub mod heap;
-pub mod instrument;
-pub mod live;
-pub mod partition;
-pub mod speed;
-pub mod stable;
-pub mod state;
-pub mod system_api;
-pub mod world;
-pub mod write_tracker;
+mod canister;
+mod errors;
+mod heap;
+mod instrument;
+mod ledger;
+mod live;
+mod memory_tracker;
+mod partition;
+mod prices;
+mod stable;
+mod state;
+mod system_api;
+mod trace;
+mod unmetered;
+mod world;
 
-pub use canister::{CallResult, Canister, InstallError, Reject, RejectCode};
-pub use errors::ErrorCode;
-pub use state::{Closure, Env, Limits, MessageKind, ANONYMOUS};
-pub use world::{ExecutedKind, ExecutedMessage, World};
+pub use canister::{Canister, CanisterSnapshot, InstallError};
+pub use errors::{CallResult, ErrorCode, Reject, RejectCode};
+pub use ledger::{ApiUse, Breakdown, PageUse};
+pub use live::LoadError;
+pub use prices::Metering;
+pub use stable::StableMemory;
+pub use state::{Closure, Env, Limits, Options};
+pub use trace::{FoldError, Folded, FunctionCost, PageCharge, Stack, Trace, TraceEvent, Window};
+pub use unmetered::Unmetered;
+pub use world::{ExecutedKind, ExecutedMessage, World, DEFAULT_MESSAGE_LIMIT};

@@ -8,8 +8,9 @@ use crate::instrument::{
     instrument, InstrumentError, Instrumented, COUNTER_EXPORT, GLOBAL_EXPORT_PREFIX, MEMORY_EXPORT,
     TABLE_EXPORT,
 };
-use crate::state::{Closure, HostState, HostTrap};
-use crate::write_tracker::WriteTracker;
+use crate::memory_tracker::{MemoryTracker, Tracking};
+use crate::state::{Closure, HostState, HostTrap, MessageKind};
+use crate::trace::FunctionNames;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -26,9 +27,9 @@ pub fn shared_engine() -> Result<Engine, LoadError> {
     ENGINE
         .get_or_init(|| {
             let mut config = Config::new();
-            // Linear memories never move when they grow: the write tracker
+            // Linear memories never move when they grow: the memory tracker
             // protects a fixed address range (a 32-bit memory is reserved
-            // whole, 4 GiB, ic-metering.md §5).
+            // whole, 4 GiB, docs/metering.md §7).
             config.memory_may_move(false);
             // Deterministic floats, as the replica configures its engine.
             config.cranelift_nan_canonicalization(true);
@@ -45,9 +46,10 @@ fn module_cache() -> &'static ModuleCache {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-fn wasm_key(wasm: &[u8]) -> u64 {
+fn wasm_key(wasm: &[u8], tracing: bool) -> u64 {
     let mut hasher = DefaultHasher::new();
     wasm.hash(&mut hasher);
+    tracing.hash(&mut hasher);
     hasher.finish()
 }
 
@@ -84,7 +86,7 @@ impl fmt::Display for LoadError {
 impl std::error::Error for LoadError {}
 
 /// A compiled, instrumented module, shared by all instances of it.
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// The module as given (its custom sections are read from here).
     pub original: Vec<u8>,
     /// Facts from the instrumentation.
@@ -93,16 +95,20 @@ pub struct Loaded {
     pub module: Module,
     /// Export names of the mutable globals (`__icrun_global_<i>`).
     pub global_exports: Vec<String>,
+    /// Function names for traces (empty without tracing).
+    pub names: Arc<FunctionNames>,
 }
 
 impl Loaded {
-    /// Instruments and compiles `wasm`, and checks every import is provided by `linker`.
+    /// Instruments (with trace hooks when `tracing`) and compiles `wasm`, and checks every
+    /// import is provided by `linker`.
     pub fn new(
         engine: &Engine,
         linker: &Linker<HostState>,
         wasm: &[u8],
+        tracing: bool,
     ) -> Result<Arc<Loaded>, LoadError> {
-        let info = instrument(wasm).map_err(LoadError::Instrument)?;
+        let info = instrument(wasm, tracing).map_err(LoadError::Instrument)?;
         let module =
             Module::new(engine, &info.wasm).map_err(|e| LoadError::Wasm(format!("{e:#}")))?;
         let mut probe = Store::new(engine, HostState::default());
@@ -119,11 +125,17 @@ impl Loaded {
             .filter(|e| e.name().starts_with(GLOBAL_EXPORT_PREFIX))
             .map(|e| e.name().to_string())
             .collect();
+        let names = if tracing {
+            Arc::new(FunctionNames::of(wasm))
+        } else {
+            Arc::default()
+        };
         Ok(Arc::new(Loaded {
             original: wasm.to_vec(),
             info,
             module,
             global_exports,
+            names,
         }))
     }
 
@@ -134,14 +146,18 @@ impl Loaded {
         engine: &Engine,
         linker: &Linker<HostState>,
         wasm: &[u8],
+        tracing: bool,
     ) -> Result<Arc<Loaded>, LoadError> {
-        let key = wasm_key(wasm);
+        let key = wasm_key(wasm, tracing);
         if let Ok(cache) = module_cache().lock() {
-            if let Some(hit) = cache.get(&key).filter(|l| l.original == wasm) {
+            let hit = cache
+                .get(&key)
+                .filter(|l| l.original == wasm && l.info.tracing == tracing);
+            if let Some(hit) = hit {
                 return Ok(Arc::clone(hit));
             }
         }
-        let loaded = Loaded::new(engine, linker, wasm)?;
+        let loaded = Loaded::new(engine, linker, wasm, tracing)?;
         if let Ok(mut cache) = module_cache().lock() {
             if cache.len() >= MAX_CACHED_MODULES {
                 cache.clear();
@@ -170,7 +186,7 @@ impl Loaded {
 
 /// How a call into the canister failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// The instruction counter went negative.
     OutOfInstructions,
     /// Any other trap: the replica's error code and message.
@@ -178,15 +194,15 @@ pub enum Failure {
 }
 
 /// An instance of a [`Loaded`] module in its own store.
-pub struct Live {
+pub(crate) struct Live {
     /// The store; its data is the canister's [`HostState`].
     pub store: Store<HostState>,
     /// The instance.
     pub instance: Instance,
     /// The module it instantiates.
     pub loaded: Arc<Loaded>,
-    /// Write tracking of the heap, where the system supports it.
-    tracker: Option<Arc<WriteTracker>>,
+    /// Page tracking of the heap, where the system supports it.
+    tracker: Option<Arc<MemoryTracker>>,
 }
 
 impl Live {
@@ -212,7 +228,8 @@ impl Live {
         let memory = instance.get_memory(&mut store, MEMORY_EXPORT);
         store.data_mut().counter = counter;
         store.data_mut().memory = memory;
-        let tracker = install_write_tracker(&mut store);
+        let tracker = install_memory_tracker(&mut store);
+        store.data_mut().tracker = tracker.clone();
         Ok(Live {
             store,
             instance,
@@ -292,14 +309,36 @@ impl Live {
         outcome.map_err(failure_of)
     }
 
-    /// Starts a message: records what is needed to undo it (see [`Snapshot`]).
-    pub fn begin(&mut self) -> Snapshot {
+    /// Starts a message of `kind`: records what is needed to undo it (see [`Snapshot`]) and
+    /// starts tracking the heap pages it touches as the metering profile needs.
+    pub fn begin(&mut self, kind: MessageKind) -> Snapshot {
+        let pages = self.store.data().metering.pages();
+        let tracking = if pages.tracks_regions() {
+            Tracking::Regions {
+                access: pages.region_access,
+                write: pages.region_write,
+                track_writes: kind.persists(),
+            }
+        } else {
+            Tracking::Writes
+        };
         Snapshot::take(
             &mut self.store,
             &self.instance,
             &self.loaded.global_exports,
             self.tracker.as_ref(),
+            tracking,
         )
+    }
+
+    /// The globals and heap size now (between messages).
+    pub fn globals_snapshot(&mut self) -> Snapshot {
+        Snapshot::of_globals(&mut self.store, &self.instance, &self.loaded.global_exports)
+    }
+
+    /// Whether the heap's pages are tracked (needed by [`crate::Metering::Master2026`]).
+    pub fn tracks_pages(&self) -> bool {
+        self.tracker.is_some()
     }
 
     /// Heap pages dirtied since `snapshot` was taken (before [`Live::finish`]).
@@ -324,6 +363,10 @@ impl Live {
 
     /// The first `len` bytes of the heap.
     pub fn heap_prefix(&self, len: usize) -> Vec<u8> {
+        // The tracker may have left pages inaccessible; make them readable first.
+        if let Some(tracker) = &self.tracker {
+            tracker.unprotect_all();
+        }
         match self.store.data().memory {
             Some(memory) => memory.data(&self.store).get(..len).unwrap_or(&[]).to_vec(),
             None => Vec::new(),
@@ -350,14 +393,14 @@ impl Live {
     }
 }
 
-/// Installs the copy-on-write fault handler on `store` where supported.
+/// Installs the page-tracking fault handler on `store` where supported.
 #[cfg(unix)]
-fn install_write_tracker(store: &mut Store<HostState>) -> Option<Arc<WriteTracker>> {
+fn install_memory_tracker(store: &mut Store<HostState>) -> Option<Arc<MemoryTracker>> {
     use wasmtime::unix::StoreExt;
-    if !WriteTracker::supported() {
+    if !MemoryTracker::supported() {
         return None;
     }
-    let tracker = Arc::new(WriteTracker::new());
+    let tracker = Arc::new(MemoryTracker::new());
     let in_handler = Arc::clone(&tracker);
     let handler =
         move |signal: libc::c_int, info: *const libc::siginfo_t, _: *const libc::c_void| {
@@ -369,19 +412,19 @@ fn install_write_tracker(store: &mut Store<HostState>) -> Option<Arc<WriteTracke
             in_handler.on_fault(address)
         };
     // SAFETY: the handler only resolves faults inside the tracked memory of
-    // this store (see `WriteTracker`) and declines every other fault.
+    // this store (see `MemoryTracker`) and declines every other fault.
     unsafe { store.set_signal_handler(handler) };
     Some(tracker)
 }
 
-/// Without Unix signals there is no write tracking: snapshots copy the heap.
+/// Without Unix signals there is no page tracking: snapshots copy the heap.
 #[cfg(not(unix))]
-fn install_write_tracker(_store: &mut Store<HostState>) -> Option<Arc<WriteTracker>> {
+fn install_memory_tracker(_store: &mut Store<HostState>) -> Option<Arc<MemoryTracker>> {
     None
 }
 
 /// Converts a wasmtime error from a call into the replica's kind of message.
-fn failure_of(error: wasmtime::Error) -> Failure {
+pub(crate) fn failure_of(error: wasmtime::Error) -> Failure {
     if let Some(host) = error.downcast_ref::<HostTrap>() {
         return match host {
             HostTrap::OutOfInstructions => Failure::OutOfInstructions,

@@ -1,11 +1,11 @@
-//! Cutting a function body into the replica's basic blocks (ic-metering.md §2).
+//! Cutting a function body into the replica's basic blocks (docs/metering.md §2).
 //!
 //! The result is a list of charge points: where the instrumentation injects a
 //! counter decrement, how much it decrements, and whether it checks for
 //! overflow. Positions are indices into the body's operator list (including the
 //! final `end`); a charge point at position `p` is injected just before operator `p`.
 
-use crate::cost::operator_cost;
+use crate::prices::operator_cost;
 use wasmparser::Operator;
 
 /// How the size operand of a bulk memory or table operation is typed on the stack.
@@ -21,14 +21,14 @@ pub enum SizeOperand {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Charge {
     /// Subtract a statically known cost; `checked` adds the `counter < 0` test
-    /// (function entry and loop bodies, ic-metering.md §2).
+    /// (function entry and loop bodies, docs/metering.md §2).
     Static {
         /// Instructions charged for the block that starts here.
         cost: u64,
         /// Whether the injected code checks the counter for overflow.
         checked: bool,
     },
-    /// Subtract the size operand on top of the stack (ic-metering.md §3: bulk
+    /// Subtract the size operand on top of the stack (docs/metering.md §3: bulk
     /// memory costs 1 per byte or element, taken just before the operator runs).
     Dynamic(SizeOperand),
 }
@@ -85,7 +85,7 @@ impl IndexTypes {
 
 /// The charge points of one function body, in injection order.
 ///
-/// ic-metering.md §2: the function entry is a checked point starting at cost 1;
+/// docs/metering.md §2: the function entry is a checked point starting at cost 1;
 /// after `loop` comes a checked point; after `if` an unchecked one; after `else`,
 /// `br`, `br_if`, `br_table`, `end`, `return` and `unreachable` a new unchecked
 /// point; a terminator's own cost belongs to the block it ends; `block` and
@@ -94,7 +94,7 @@ impl IndexTypes {
 pub fn charge_points(ops: &[Operator], index_types: &IndexTypes) -> Vec<ChargePoint> {
     let memory64 = index_types.main_memory64();
     let mut points = Vec::new();
-    // ic-metering.md §2: an empty function costs 1.
+    // docs/metering.md §2: an empty function costs 1.
     let mut current = (0usize, 1u64, true);
     for (position, op) in ops.iter().enumerate() {
         current.1 += operator_cost(op, memory64);
@@ -181,7 +181,7 @@ mod tests {
     #[test]
     fn empty_function_costs_one() {
         let points = charge_points(&[Operator::End], &IndexTypes::default());
-        // Entry point: 1 (ic-metering.md §2) + end 0.
+        // Entry point: 1 (docs/metering.md §2) + end 0.
         assert_eq!(statics(&points), vec![(0, 1, true)]);
     }
 

@@ -11,11 +11,13 @@ use std::fs;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-/// Size of a stable memory page, in bytes (ic-metering.md §4: pages are 64 KiB).
+/// Size of a stable memory page, in bytes (docs/metering.md §5: pages are 64 KiB; also the
+/// unit the memory tracker of [`crate::Metering::Master2026`] charges, §6).
 pub const PAGE_SIZE: u64 = 64 * 1024;
-/// Size of the pages whose first write in a message is charged (ic-metering.md §4: 4 KiB).
+/// Size of the pages whose first write in a message is charged under
+/// [`crate::Metering::PocketIc13`] (docs/metering.md §6: 4 KiB).
 pub const DIRTY_PAGE_SIZE: u64 = 4 * 1024;
-/// The largest stable memory, in 64 KiB pages (ic-metering.md §5: 500 GiB).
+/// The largest stable memory, in 64 KiB pages (docs/metering.md §7: 500 GiB).
 pub const MAX_PAGES: u64 = 500 * 1024 * 1024 * 1024 / PAGE_SIZE;
 
 type Page = Box<[u8]>;
@@ -25,7 +27,7 @@ type Page = Box<[u8]>;
 pub struct OutOfBounds;
 
 /// Changes of the current message, kept so they can be undone.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct UndoLog {
     size_at_start: u64,
     /// Content of each 64 KiB page before its first write in this message
@@ -33,10 +35,14 @@ struct UndoLog {
     saved: HashMap<u64, Option<Page>>,
     /// 4 KiB pages written by this message.
     dirty: HashSet<u64>,
+    /// 64 KiB pages read or written by this message.
+    accessed: HashSet<u64>,
+    /// 64 KiB pages whose first write in this message was tracked.
+    written: HashSet<u64>,
 }
 
 /// Sparse stable memory with message-level transactions.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct StableMemory {
     pages: HashMap<u64, Page>,
     size_pages: u64,
@@ -65,7 +71,7 @@ impl StableMemory {
     }
 
     /// Grows by `additional` pages; returns the old size, or `None` if the result
-    /// would exceed `max_pages` (the ic0 call then returns -1, ic-metering.md §4).
+    /// would exceed `max_pages` (the ic0 call then returns -1, docs/metering.md §5).
     pub fn grow(&mut self, additional: u64, max_pages: u64) -> Option<u64> {
         let old = self.size_pages;
         let new = old.checked_add(additional)?;
@@ -77,10 +83,30 @@ impl StableMemory {
     }
 
     fn check_range(&self, offset: u64, len: u64) -> Result<(), OutOfBounds> {
-        match offset.checked_add(len) {
-            Some(end) if end <= self.size_bytes() => Ok(()),
-            _ => Err(OutOfBounds),
+        if self.in_bounds(offset, len) {
+            Ok(())
+        } else {
+            Err(OutOfBounds)
         }
+    }
+
+    /// Whether `[offset, offset + len)` lies inside the memory.
+    pub fn in_bounds(&self, offset: u64, len: u64) -> bool {
+        matches!(offset.checked_add(len), Some(end) if end <= self.size_bytes())
+    }
+
+    /// Records an access to `[offset, offset + len)` by the current message, a write if
+    /// `write`, per 64 KiB page; returns how many pages were accessed, and written, for the
+    /// first time in this message (what [`crate::Metering::Master2026`] charges).
+    pub(crate) fn touch_regions(&mut self, offset: u64, len: u64, write: bool) -> (u64, u64) {
+        let (mut accessed, mut written) = (0, 0);
+        for page in page_range(offset, len, PAGE_SIZE) {
+            accessed += u64::from(self.undo.accessed.insert(page));
+            if write {
+                written += u64::from(self.undo.written.insert(page));
+            }
+        }
+        (accessed, written)
     }
 
     /// Copies `dst.len()` bytes starting at `offset` into `dst`.
@@ -210,11 +236,16 @@ impl StableMemory {
 
 /// Indices of the 4 KiB pages overlapping `[offset, offset + len)`.
 fn dirty_range(offset: u64, len: u64) -> std::ops::Range<u64> {
+    page_range(offset, len, DIRTY_PAGE_SIZE)
+}
+
+/// Indices of the `page`-byte pages overlapping `[offset, offset + len)`.
+fn page_range(offset: u64, len: u64, page: u64) -> std::ops::Range<u64> {
     if len == 0 {
         return 0..0;
     }
-    let first = offset / DIRTY_PAGE_SIZE;
-    let last = (offset.saturating_add(len) - 1) / DIRTY_PAGE_SIZE;
+    let first = offset / page;
+    let last = (offset.saturating_add(len) - 1) / page;
     first..last + 1
 }
 
@@ -269,6 +300,18 @@ mod tests {
         assert_eq!(stable.newly_dirtied(0, 0), 0);
         stable.commit();
         assert_eq!(stable.newly_dirtied(4090, 10), 2);
+    }
+
+    #[test]
+    fn regions_are_counted_once_per_message() {
+        let mut stable = StableMemory::new();
+        stable.grow(3, MAX_PAGES);
+        // [65530, 65540) overlaps 64 KiB pages 0 and 1.
+        assert_eq!(stable.touch_regions(65_530, 10, false), (2, 0));
+        assert_eq!(stable.touch_regions(0, 8, true), (0, 1));
+        assert_eq!(stable.touch_regions(8, 8, true), (0, 0));
+        stable.commit();
+        assert_eq!(stable.touch_regions(0, 8, true), (1, 1));
     }
 
     #[test]

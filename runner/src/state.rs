@@ -2,18 +2,24 @@
 //! stable memory and the context of the message being executed.
 
 use crate::errors::ErrorCode;
+use crate::ledger::Ledger;
+use crate::memory_tracker::MemoryTracker;
+use crate::prices::Metering;
 use crate::stable::StableMemory;
+use crate::trace::Recorder;
+use candid::Principal;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 use wasmtime::{Global, Memory};
 
-/// The anonymous principal (one byte, 0x04), the default caller.
-pub const ANONYMOUS: &[u8] = &[0x04];
+/// The anonymous principal's bytes (one byte, 0x04), the default caller inside the runtime.
+pub(crate) const ANONYMOUS: &[u8] = &[0x04];
 
 /// The kind of message being executed; it decides the instruction limit, which
 /// ic0 functions are allowed and whether changes persist.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MessageKind {
+pub(crate) enum MessageKind {
     /// `canister_start` and `canister_init` during install.
     Init,
     /// `canister_pre_upgrade`.
@@ -38,29 +44,29 @@ pub enum MessageKind {
 }
 
 impl MessageKind {
-    /// The instruction limit of this kind of message (ic-metering.md §5,
+    /// The instruction limit of this kind of message (docs/metering.md §7,
     /// application subnet).
     pub fn instruction_limit(self) -> u64 {
         match self {
-            // ic-metering.md §5: install_code / upgrade: 300 billion.
+            // docs/metering.md §7: install_code / upgrade: 300 billion.
             MessageKind::Init | MessageKind::PreUpgrade | MessageKind::PostUpgrade => {
                 300_000_000_000
             }
-            // ic-metering.md §5: update: 40 billion; callbacks are update
+            // docs/metering.md §7: update: 40 billion; callbacks are update
             // executions (the replica keeps 5% of it for the cleanup, see
             // `crate::world`).
             MessageKind::Update
             | MessageKind::ReplyCallback
             | MessageKind::RejectCallback
             | MessageKind::Cleanup => 40_000_000_000,
-            // ic-metering.md §5: query: 5 billion.
+            // docs/metering.md §7: query: 5 billion.
             MessageKind::Query => 5_000_000_000,
-            // ic-metering.md §5: canister_inspect_message: 200 million.
+            // docs/metering.md §7: canister_inspect_message: 200 million.
             MessageKind::InspectMessage => 200_000_000,
         }
     }
 
-    /// How many bytes of stable memory one message may dirty (ic-metering.md §5:
+    /// How many bytes of stable memory one message may dirty (docs/metering.md §7:
     /// 2 GiB for updates, 8 GiB for install/upgrade, 1 GiB for queries).
     pub fn stable_dirty_limit(self) -> u64 {
         const GIB: u64 = 1024 * 1024 * 1024;
@@ -74,7 +80,8 @@ impl MessageKind {
         }
     }
 
-    /// Whether the message's changes are kept when it succeeds.
+    /// Whether the message's changes are kept when it succeeds (and, under
+    /// [`Metering::Master2026`], whether its writes are tracked and charged).
     pub fn persists(self) -> bool {
         !matches!(self, MessageKind::Query | MessageKind::InspectMessage)
     }
@@ -101,7 +108,7 @@ impl MessageKind {
 }
 
 /// Instruction limits per kind of message; the default is the application
-/// subnet's (ic-metering.md §5). Lower them to test limit handling; raise them
+/// subnet's (docs/metering.md §7). Lower them to test limit handling; raise them
 /// to measure without limits, as canbench's benchmarking subnet does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -128,7 +135,7 @@ impl Default for Limits {
 
 impl Limits {
     /// The limit that applies to a message of `kind`.
-    pub fn of(&self, kind: MessageKind) -> u64 {
+    pub(crate) fn of(&self, kind: MessageKind) -> u64 {
         match kind {
             MessageKind::Init | MessageKind::PreUpgrade | MessageKind::PostUpgrade => self.install,
             MessageKind::Update
@@ -141,7 +148,7 @@ impl Limits {
     }
 
     /// Limits so high no benchmark reaches them (canbench's benchmarking subnet
-    /// has none, ic-metering.md §7).
+    /// has none, docs/metering.md §9).
     pub fn unlimited() -> Self {
         let max = i64::MAX as u64;
         Limits {
@@ -156,10 +163,10 @@ impl Limits {
 /// The canister's environment: identity, controllers, clock and balance.
 #[derive(Debug, Clone)]
 pub struct Env {
-    /// The canister's own principal, as bytes.
-    pub canister_id: Vec<u8>,
+    /// The canister's own principal.
+    pub canister_id: Principal,
     /// Principals for which `is_controller` returns 1.
-    pub controllers: Vec<Vec<u8>>,
+    pub controllers: Vec<Principal>,
     /// What `ic0.time` returns, in nanoseconds since the epoch (deterministic, settable).
     pub time_nanos: u64,
     /// What `canister_cycle_balance128` returns.
@@ -176,7 +183,7 @@ impl Default for Env {
     fn default() -> Self {
         Env {
             // The first canister id of a subnet: rwlgt-iiaaa-aaaaa-aaaaa-cai.
-            canister_id: vec![0, 0, 0, 0, 0, 0, 0, 0, 1, 1],
+            canister_id: Principal::from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 1, 1]),
             controllers: Vec::new(),
             // 2025-01-01T00:00:00Z.
             time_nanos: 1_735_689_600_000_000_000,
@@ -189,9 +196,23 @@ impl Default for Env {
     }
 }
 
+/// How a runtime is set up beyond the canister's environment: the instruction limits, the
+/// metering rules, and whether modules get trace hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options {
+    /// Instruction limits per kind of message.
+    pub limits: Limits,
+    /// Which replica rules charge memory pages (docs/metering.md §6).
+    pub metering: Metering,
+    /// Instrument the module with entry and exit hooks so that messages can record a
+    /// [`crate::Trace`] ([`crate::Canister::record_traces`]). The hooks are not metered:
+    /// instruction counts are the same with and without them.
+    pub tracing: bool,
+}
+
 /// How a message answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Response {
+pub(crate) enum Response {
     /// `msg_reply` with the bytes appended by `msg_reply_data_append`.
     Reply(Vec<u8>),
     /// `msg_reject` with its message.
@@ -213,7 +234,7 @@ pub struct Closure {
 /// Cycles attached with `call_cycles_add128` are recorded but never moved:
 /// balances stay untouched.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutgoingCall {
+pub(crate) struct OutgoingCall {
     /// The callee's principal bytes.
     pub callee: Vec<u8>,
     /// The method to call.
@@ -234,7 +255,7 @@ pub struct OutgoingCall {
 
 /// Per-message context, reset before each message.
 #[derive(Debug, Clone)]
-pub struct MessageContext {
+pub(crate) struct MessageContext {
     /// Kind of the message.
     pub kind: MessageKind,
     /// The argument (`msg_arg_data_*`).
@@ -322,10 +343,21 @@ impl Default for MessageContext {
 }
 
 /// The data of a canister's wasmtime store.
-#[derive(Debug, Default)]
-pub struct HostState {
+#[derive(Default)]
+pub(crate) struct HostState {
     /// Identity, clock, balance.
     pub env: Env,
+    /// The metering rules of the memory pages (docs/metering.md §6).
+    pub metering: Metering,
+    /// The charges of the message in progress.
+    pub ledger: Ledger,
+    /// The heap's page tracker, whose fault handler takes page charges the host functions
+    /// apply ([`crate::Metering::Master2026`]).
+    pub tracker: Option<Arc<MemoryTracker>>,
+    /// The trace of the message in progress, when one is recorded.
+    pub trace: Option<Recorder>,
+    /// The `performance_counter(0)` readings of the message in progress, when recorded.
+    pub readings: Option<Vec<Reading>>,
     /// Stable memory (persists across messages and upgrades).
     pub stable: StableMemory,
     /// The message being executed.
@@ -339,9 +371,18 @@ pub struct HostState {
     pub unmetered: bool,
 }
 
+/// A `performance_counter(0)` reading and the charges made up to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Reading {
+    /// The value read.
+    pub at: u64,
+    /// The message's charges at that point.
+    pub ledger: Ledger,
+}
+
 /// Why a host function stopped the message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HostTrap {
+pub(crate) enum HostTrap {
     /// The canister called `ic0.trap`.
     Explicit(String),
     /// The instruction counter went below zero.
@@ -352,7 +393,7 @@ pub enum HostTrap {
     HeapOutOfBounds,
     /// A 32-bit stable API call on a stable memory larger than 4 GiB.
     Stable32Bit,
-    /// The message dirtied more stable memory than allowed (ic-metering.md §5).
+    /// The message dirtied more stable memory than allowed (docs/metering.md §7).
     StableDirtyLimit(u64),
     /// An ic0 function was used where it is not allowed, or with bad arguments.
     ContractViolation(String),

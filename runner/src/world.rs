@@ -48,23 +48,21 @@
 mod contexts;
 mod ids;
 mod messages;
+mod queue;
 
 pub use messages::{ExecutedKind, ExecutedMessage};
 
-use crate::canister::{CallResult, Canister, Entry, Executed, InstallError, Reject, RejectCode};
-use crate::errors::ErrorCode;
-use crate::state::{Env, MessageContext, MessageKind, OutgoingCall, Response};
-use contexts::{CallContexts, Callback, Origin};
+use crate::canister::{Canister, Entry, Executed, InstallError};
+use crate::errors::{CallResult, ErrorCode, Reject, RejectCode};
+use crate::state::{Env, MessageContext, MessageKind, Options, Response};
+use candid::Principal;
+use contexts::{CallContexts, Origin};
 use messages::Message;
-use std::collections::{BTreeMap, VecDeque};
+use queue::Queue;
 
 /// The percentage of a response's instruction limit the replica keeps for the
 /// cleanup callback (its RESERVED_CLEANUP_INSTRUCTIONS_IN_PERCENT).
 const RESERVED_CLEANUP_PERCENT: u128 = 5;
-/// Upper bound of `call_with_best_effort_response` timeouts (the replica's
-/// MAX_CALL_TIMEOUT_SECONDS).
-const MAX_CALL_TIMEOUT_SECONDS: u64 = 300;
-const NANOS_PER_SECOND: u64 = 1_000_000_000;
 
 /// The default of [`World::set_message_limit`]: how many messages one
 /// [`World::update`] executes at most. icrun's own bound (the replica has
@@ -87,11 +85,9 @@ type Failure = Option<(ErrorCode, String)>;
 /// Several canisters with inter-canister calls (see the module documentation).
 pub struct World {
     slots: Vec<Slot>,
-    queue: VecDeque<Message>,
-    callbacks: BTreeMap<u64, Callback>,
-    next_callback: u64,
-    /// Per caller, per callee: calls whose response has not been processed.
-    outstanding: BTreeMap<Vec<u8>, BTreeMap<Vec<u8>, usize>>,
+    queue: Queue,
+    /// How canisters are installed (limits, metering, tracing).
+    options: Options,
     /// The answer of the running ingress call, once given.
     ingress_answer: Option<Result<Vec<u8>, Reject>>,
     trace: Vec<ExecutedMessage>,
@@ -108,14 +104,17 @@ impl Default for World {
 }
 
 impl World {
-    /// A world without canisters.
+    /// A world without canisters, with the IC's limits and [`crate::Metering::PocketIc13`].
     pub fn new() -> World {
+        World::with_options(Options::default())
+    }
+
+    /// A world whose canisters are installed with `options`.
+    pub fn with_options(options: Options) -> World {
         World {
             slots: Vec::new(),
-            queue: VecDeque::new(),
-            callbacks: BTreeMap::new(),
-            next_callback: 0,
-            outstanding: BTreeMap::new(),
+            queue: Queue::default(),
+            options,
             ingress_answer: None,
             trace: Vec::new(),
             message_limit: DEFAULT_MESSAGE_LIMIT,
@@ -144,19 +143,19 @@ impl World {
         self.truncated
     }
 
-    /// Creates an empty canister and returns its principal bytes. Ids follow the IC's scheme:
-    /// the n-th canister (n = 0, 1, 2, ...) is the 10 bytes [n as u64 big-endian (8 bytes), 0x01, 0x01].
-    /// `controllers` become its controllers (like PocketIC's create_canister with settings);
-    /// if empty, `sender` (below, at install) is added on install as today.
-    pub fn create_canister(&mut self, controllers: &[Vec<u8>]) -> Vec<u8> {
+    /// Creates an empty canister and returns its id. Ids follow the IC's scheme: the n-th
+    /// canister (n = 0, 1, 2, ...) is the 10 bytes [n as u64 big-endian (8 bytes), 0x01,
+    /// 0x01]. `controllers` become its controllers (like PocketIC's create_canister with
+    /// settings); if empty, the sender of the install becomes its controller.
+    pub fn create_canister(&mut self, controllers: &[Principal]) -> Principal {
         let id = ids::canister_id(self.slots.len() as u64);
         self.slots.push(Slot {
             id: id.clone(),
-            controllers: controllers.to_vec(),
+            controllers: controllers.iter().map(|p| p.as_slice().to_vec()).collect(),
             canister: None,
             contexts: CallContexts::default(),
         });
-        id
+        Principal::from_slice(&id)
     }
 
     /// Installs `wasm` on the created canister `id` (init with `arg`, as `sender`). Err if `id` is unknown
@@ -164,11 +163,12 @@ impl World {
     /// `sender` is not one of them (install_code needs a controller).
     pub fn install(
         &mut self,
-        id: &[u8],
+        id: Principal,
         wasm: &[u8],
         arg: &[u8],
-        sender: &[u8],
+        sender: Principal,
     ) -> Result<CallResult, InstallError> {
+        let (id, sender) = (id.as_slice(), sender.as_slice());
         let index = self
             .index(id)
             .ok_or_else(|| InstallError::UnknownCanister(ids::text(id)))?;
@@ -180,12 +180,17 @@ impl World {
             require_controller(&slot.controllers, id, sender)?;
         }
         let env = Env {
-            canister_id: id.to_vec(),
-            controllers: slot.controllers.clone(),
+            canister_id: Principal::from_slice(id),
+            controllers: slot
+                .controllers
+                .iter()
+                .map(|c| Principal::from_slice(c))
+                .collect(),
             ..Env::default()
         };
-        let (canister, result) = Canister::install(wasm, arg, sender, env)?;
-        slot.controllers = canister.env().controllers.clone();
+        let sender = Principal::from_slice(sender);
+        let (canister, result) = Canister::install_with(wasm, arg, sender, env, self.options)?;
+        slot.controllers = controller_bytes(canister.env());
         slot.canister = Some(canister);
         Ok(result)
     }
@@ -193,18 +198,22 @@ impl World {
     /// Upgrades canister `id`; refused (InstallError with a clear text) if `sender` is not a controller.
     pub fn upgrade(
         &mut self,
-        id: &[u8],
+        id: Principal,
         wasm: &[u8],
         arg: &[u8],
-        sender: &[u8],
+        sender: Principal,
     ) -> Result<CallResult, InstallError> {
         let index = self
-            .index(id)
-            .ok_or_else(|| InstallError::UnknownCanister(ids::text(id)))?;
+            .index(id.as_slice())
+            .ok_or_else(|| InstallError::UnknownCanister(id.to_text()))?;
         let Some(canister) = self.slots[index].canister.as_mut() else {
-            return Err(InstallError::NotInstalled(ids::text(id)));
+            return Err(InstallError::NotInstalled(id.to_text()));
         };
-        require_controller(&canister.env().controllers, id, sender)?;
+        require_controller(
+            &controller_bytes(canister.env()),
+            id.as_slice(),
+            sender.as_slice(),
+        )?;
         canister.upgrade(wasm, arg, sender)
     }
 
@@ -223,7 +232,14 @@ impl World {
     /// client gives up waiting, which the IC reports as transient
     /// (IC0202 IngressMessageTimeout maps to SYS_TRANSIENT); code 5 would
     /// blame the canister for a limit that is icrun's own.
-    pub fn update(&mut self, id: &[u8], method: &str, arg: &[u8], sender: &[u8]) -> CallResult {
+    pub fn update(
+        &mut self,
+        id: Principal,
+        method: &str,
+        arg: &[u8],
+        sender: Principal,
+    ) -> CallResult {
+        let (id, sender) = (id.as_slice(), sender.as_slice());
         self.trace.clear();
         self.ingress_answer = None;
         self.truncated = false;
@@ -239,10 +255,11 @@ impl World {
             Ok(entry) => entry,
             Err(reject) => return CallResult::reject(reject.code, reject.message),
         };
-        if let Some((refused, code)) = canister.inspect_classified(method, arg, sender) {
-            let error = refused.reply.err().map(|r| r.message).unwrap_or_default();
+        if let Some(refused) = canister.inspect(method, arg, sender) {
+            let code = refused.error.unwrap_or(ErrorCode::CanisterRejectedMessage);
+            let error = refused.reply.as_ref().err().map(|r| r.message.clone());
             return CallResult {
-                reply: Err(code.canister_reject(&text, &error)),
+                reply: Err(code.canister_reject(&text, &error.unwrap_or_default())),
                 ..refused
             };
         }
@@ -250,7 +267,7 @@ impl World {
         msg.calls_enabled = true;
         msg.replicated = true;
         let context = self.slots[index].contexts.open(Origin::Ingress, sender, 0);
-        let (own, error) = self.run(
+        let (own, result) = self.run(
             index,
             context,
             ExecutedKind::IngressUpdate,
@@ -258,7 +275,7 @@ impl World {
             msg,
             Entry::Export(export),
         );
-        self.finish(index, context, failure(&own, error));
+        self.finish(index, context, failure(&own, result.error));
         self.drain();
         let reply = match self.ingress_answer.take() {
             Some(answer) => answer,
@@ -271,16 +288,19 @@ impl World {
             }),
             None => Err(did_not_reply(&text)),
         };
-        CallResult {
-            reply,
-            instructions: own.instructions,
-            debug_output: own.debug_output,
-        }
+        CallResult { reply, ..result }
     }
 
     /// A query call (non-replicated; no inter-canister calls needed).
     /// Rejects carry the replica's error texts, as for [`World::update`].
-    pub fn query(&mut self, id: &[u8], method: &str, arg: &[u8], sender: &[u8]) -> CallResult {
+    pub fn query(
+        &mut self,
+        id: Principal,
+        method: &str,
+        arg: &[u8],
+        sender: Principal,
+    ) -> CallResult {
+        let (id, sender) = (id.as_slice(), sender.as_slice());
         let index = match self.target(id, true) {
             Ok(index) => index,
             Err(reject) => return CallResult::reject(reject.code, reject.message),
@@ -289,9 +309,9 @@ impl World {
         let Some(canister) = self.slots[index].canister.as_mut() else {
             return CallResult::reject(RejectCode::CanisterError, no_module(&text));
         };
-        let (mut result, error) = canister.query_classified(method, arg, sender);
+        let mut result = canister.query_from(method, arg, sender, false);
         if let Err(reject) = &mut result.reply {
-            *reject = match error {
+            *reject = match result.error {
                 Some(code) => code.canister_reject(&text, &reject.message),
                 None if reject.code == RejectCode::CanisterError => did_not_reply(&text),
                 None => reject.clone(),
@@ -301,14 +321,14 @@ impl World {
     }
 
     /// The canister `id`, if it exists and has a module.
-    pub fn canister(&self, id: &[u8]) -> Option<&Canister> {
-        self.slots[self.index(id)?].canister.as_ref()
+    pub fn canister(&self, id: Principal) -> Option<&Canister> {
+        self.slots[self.index(id.as_slice())?].canister.as_ref()
     }
 
     /// Mutable access to the canister `id`, if it exists and has a module.
     /// (Its own [`Canister::update`] runs standalone: calls cannot be sent.)
-    pub fn canister_mut(&mut self, id: &[u8]) -> Option<&mut Canister> {
-        let index = self.index(id)?;
+    pub fn canister_mut(&mut self, id: Principal) -> Option<&mut Canister> {
+        let index = self.index(id.as_slice())?;
         self.slots[index].canister.as_mut()
     }
 
@@ -359,7 +379,7 @@ impl World {
                 self.truncate();
                 return;
             }
-            let Some(message) = self.queue.pop_front() else {
+            let Some(message) = self.queue.pop() else {
                 return;
             };
             match message {
@@ -381,8 +401,6 @@ impl World {
     /// the next update.
     fn truncate(&mut self) {
         self.queue.clear();
-        self.callbacks.clear();
-        self.outstanding.clear();
         for slot in &mut self.slots {
             slot.contexts.clear();
         }
@@ -418,7 +436,7 @@ impl World {
         let context = self.slots[index]
             .contexts
             .open(Origin::Request { callback }, from, deadline);
-        let (ran, error) = self.run(
+        let (ran, result) = self.run(
             index,
             context,
             ExecutedKind::Request,
@@ -426,16 +444,15 @@ impl World {
             msg,
             Entry::Export(export),
         );
-        self.finish(index, context, failure(&ran, error));
+        self.finish(index, context, failure(&ran, result.error));
     }
 
     /// Runs the reply or reject callback of a response, and the cleanup if the
     /// callback traps.
     fn deliver_response(&mut self, callback: u64, payload: Result<Vec<u8>, Reject>) {
-        let Some(cb) = self.callbacks.remove(&callback) else {
+        let Some(cb) = self.queue.take_callback(callback) else {
             return;
         };
-        release(&mut self.outstanding, &cb.canister, &cb.callee);
         let Some(index) = self.index(&cb.canister) else {
             return;
         };
@@ -477,7 +494,7 @@ impl World {
         msg.reject_code = code;
         msg.reject_message = reject_message;
         msg.deadline = deadline;
-        let (ran, error) = self.run(
+        let (ran, result) = self.run(
             index,
             cb.context,
             executed_kind,
@@ -485,7 +502,7 @@ impl World {
             msg,
             Entry::Closure(closure),
         );
-        let mut failed = failure(&ran, error);
+        let mut failed = failure(&ran, result.error);
         if let (Some((error_code, callback_error)), Some(cleanup)) = (failed.clone(), cb.on_cleanup)
         {
             let leftover = callback_limit.saturating_sub(ran.instructions);
@@ -534,8 +551,8 @@ impl World {
 
     /// Executes one message on canister `index` in call context `context`,
     /// records it in the trace and, if it completed, sends its calls and its
-    /// answer. Returns the trace entry and the replica's error code if the
-    /// message failed.
+    /// answer. Returns the trace entry and the message's result (with the
+    /// replica's error code if it failed).
     fn run(
         &mut self,
         index: usize,
@@ -544,13 +561,13 @@ impl World {
         method: &str,
         mut msg: MessageContext,
         entry: Entry,
-    ) -> (ExecutedMessage, Option<ErrorCode>) {
+    ) -> (ExecutedMessage, CallResult) {
         let closure = match &entry {
             Entry::Closure(closure) => Some(*closure),
             Entry::Export(_) => None,
         };
         let slot = &mut self.slots[index];
-        msg.outstanding_calls = self.outstanding.get(&slot.id).cloned().unwrap_or_default();
+        msg.outstanding_calls = self.queue.outstanding_of(&slot.id);
         let executed = match slot.canister.as_mut() {
             Some(canister) => {
                 let time = canister.env().time_nanos;
@@ -558,28 +575,19 @@ impl World {
             }
             None => None,
         };
-        let Some((
-            Executed {
-                result,
-                ok,
-                error,
-                msg,
-            },
-            time,
-        )) = executed
-        else {
+        let Some((Executed { result, ok, msg }, time)) = executed else {
             let (code, trap) = no_module_error();
             let message = ExecutedMessage {
-                canister: slot.id.clone(),
+                canister: Principal::from_slice(&slot.id),
                 kind,
                 method: method.to_string(),
                 closure,
                 instructions: 0,
-                trap: Some(trap),
+                trap: Some(trap.clone()),
                 debug_output: Vec::new(),
             };
             self.trace.push(message.clone());
-            return (message, Some(code));
+            return (message, CallResult::failed(code, trap));
         };
         let trap = match (&result.reply, ok) {
             (_, true) => None,
@@ -594,23 +602,7 @@ impl World {
             if ok {
                 for call in msg.outgoing {
                     call_context.outstanding += 1;
-                    let callback = self.next_callback;
-                    self.next_callback += 1;
-                    *self
-                        .outstanding
-                        .entry(slot.id.clone())
-                        .or_default()
-                        .entry(call.callee.clone())
-                        .or_default() += 1;
-                    send(
-                        &mut self.queue,
-                        &mut self.callbacks,
-                        &slot.id,
-                        context,
-                        callback,
-                        call,
-                        time,
-                    );
+                    self.queue.send(&slot.id, context, call, time);
                 }
                 answer = msg.response.map(|response| match response {
                     Response::Reply(bytes) => Ok(bytes),
@@ -622,22 +614,20 @@ impl World {
             }
         }
         let message = ExecutedMessage {
-            canister: slot.id.clone(),
+            canister: Principal::from_slice(&slot.id),
             kind,
             method: method.to_string(),
             closure,
             instructions: result.instructions,
             trap,
-            debug_output: result.debug_output,
+            debug_output: result.debug_output.clone(),
         };
         self.trace.push(message.clone());
         if let Some(payload) = answer {
             self.answer(index, context, payload);
         }
-        (
-            message,
-            error.or((!ok).then_some(ErrorCode::CanisterTrapped)),
-        )
+        let error = result.error.or((!ok).then_some(ErrorCode::CanisterTrapped));
+        (message, CallResult { error, ..result })
     }
 
     /// Answers call context `context` of canister `index`, unless it is answered already.
@@ -657,8 +647,7 @@ impl World {
 
     /// Enqueues the response to the call whose callback is `callback`.
     fn respond(&mut self, callback: u64, payload: Result<Vec<u8>, Reject>) {
-        self.queue
-            .push_back(Message::Response { callback, payload });
+        self.queue.respond(callback, payload);
     }
 
     /// After a message of call context `context`: once no call it made is
@@ -691,7 +680,14 @@ impl World {
     }
 }
 
-/// The failure of an executed message: its error code and trap text.
+/// The controllers of a canister, as principal bytes.
+fn controller_bytes(env: &Env) -> Vec<Vec<u8>> {
+    env.controllers
+        .iter()
+        .map(|controller| controller.as_slice().to_vec())
+        .collect()
+}
+
 /// `Ok` if `sender` is one of `controllers` of canister `id`: install_code
 /// (install and upgrade) is for controllers only.
 fn require_controller(
@@ -708,66 +704,10 @@ fn require_controller(
     })
 }
 
+/// The failure of an executed message: its error code and trap text.
 fn failure(message: &ExecutedMessage, error: Option<ErrorCode>) -> Failure {
     let trap = message.trap.clone()?;
     Some((error.unwrap_or(ErrorCode::CanisterTrapped), trap))
-}
-
-/// Forgets one outstanding call of `caller` to `callee`.
-fn release(
-    outstanding: &mut BTreeMap<Vec<u8>, BTreeMap<Vec<u8>, usize>>,
-    caller: &[u8],
-    callee: &[u8],
-) {
-    let Some(per_callee) = outstanding.get_mut(caller) else {
-        return;
-    };
-    if let Some(count) = per_callee.get_mut(callee) {
-        *count = count.saturating_sub(1);
-        if *count == 0 {
-            per_callee.remove(callee);
-        }
-    }
-    if per_callee.is_empty() {
-        outstanding.remove(caller);
-    }
-}
-
-/// Registers the callbacks of a performed call and enqueues its request.
-fn send(
-    queue: &mut VecDeque<Message>,
-    callbacks: &mut BTreeMap<u64, Callback>,
-    from: &[u8],
-    context: u64,
-    callback: u64,
-    call: OutgoingCall,
-    time: u64,
-) {
-    callbacks.insert(
-        callback,
-        Callback {
-            canister: from.to_vec(),
-            callee: call.callee.clone(),
-            context,
-            method: call.method.clone(),
-            on_reply: call.on_reply,
-            on_reject: call.on_reject,
-            on_cleanup: call.on_cleanup,
-        },
-    );
-    // A bounded-wait call's deadline: now + timeout (at most 300 s).
-    let deadline = call.timeout_seconds.map_or(0, |seconds| {
-        let seconds = u64::from(seconds).min(MAX_CALL_TIMEOUT_SECONDS);
-        time.saturating_add(seconds * NANOS_PER_SECOND)
-    });
-    queue.push_back(Message::Request {
-        from: from.to_vec(),
-        to: call.callee,
-        method: call.method,
-        arg: call.arg,
-        callback,
-        deadline,
-    });
 }
 
 /// The export an update call of `method` runs: the update method, or the

@@ -5,7 +5,9 @@ mod common;
 
 use candid::Principal;
 use common::{reject_message, reply, IMPORTS};
-use icrun::{Canister, Closure, Env, ExecutedKind, InstallError, RejectCode, World, ANONYMOUS};
+use icrun::{Canister, Closure, Env, ExecutedKind, InstallError, RejectCode, World};
+
+const ANONYMOUS: Principal = Principal::anonymous();
 
 /// Imports the tests need beyond `common::IMPORTS`.
 const MORE_IMPORTS: &str = r#"
@@ -269,12 +271,12 @@ fn wasm(items: &str) -> Vec<u8> {
 }
 
 /// Canister number `n`'s id, written out from the scheme.
-fn id(n: u8) -> Vec<u8> {
-    vec![0, 0, 0, 0, 0, 0, 0, n, 1, 1]
+fn id(n: u8) -> Principal {
+    Principal::from_slice(&[0, 0, 0, 0, 0, 0, 0, n, 1, 1])
 }
 
-fn text(id: &[u8]) -> String {
-    Principal::from_slice(id).to_text()
+fn text(id: Principal) -> String {
+    id.to_text()
 }
 
 /// A world with canisters 0 and 1 installed from [`ITEMS`], and 2 created empty.
@@ -284,7 +286,7 @@ fn world() -> World {
     for _ in 0..2 {
         let id = world.create_canister(&[]);
         world
-            .install(&id, &module, &[], ANONYMOUS)
+            .install(id, &module, &[], ANONYMOUS)
             .expect("installs");
     }
     world.create_canister(&[]);
@@ -292,56 +294,59 @@ fn world() -> World {
 }
 
 /// Arg of the `call` method: callee id ++ method.
-fn call_arg(callee: &[u8], method: &str) -> Vec<u8> {
-    let mut arg = callee.to_vec();
+fn call_arg(callee: Principal, method: &str) -> Vec<u8> {
+    let mut arg = callee.as_slice().to_vec();
     arg.extend_from_slice(method.as_bytes());
     arg
 }
 
 /// The ingress reply of `call` answered by `$cb_reject`: (code, message).
-fn rejected(world: &mut World, callee: &[u8], method: &str) -> (u32, String) {
-    let result = world.update(&id(0), "call", &call_arg(callee, method), ANONYMOUS);
+fn rejected(world: &mut World, callee: Principal, method: &str) -> (u32, String) {
+    let result = world.update(id(0), "call", &call_arg(callee, method), ANONYMOUS);
     let bytes = reply(&result);
     let code = u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes"));
     (code, String::from_utf8(bytes[4..].to_vec()).expect("UTF-8"))
 }
 
-fn read_u64(world: &mut World, canister: &[u8], query: &str) -> u64 {
+fn read_u64(world: &mut World, canister: Principal, query: &str) -> u64 {
     let bytes = reply(&world.query(canister, query, &[], ANONYMOUS));
     u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"))
 }
 
-fn kinds(world: &World) -> Vec<(Vec<u8>, ExecutedKind, String)> {
+fn kinds(world: &World) -> Vec<(Principal, ExecutedKind, String)> {
     world
         .last_trace()
         .iter()
-        .map(|m| (m.canister.clone(), m.kind, m.method.clone()))
+        .map(|m| (m.canister, m.kind, m.method.clone()))
         .collect()
 }
 
 #[test]
 fn canister_ids_follow_the_subnet_scheme() {
     let mut world = World::new();
-    let ids: Vec<Vec<u8>> = (0..3).map(|_| world.create_canister(&[])).collect();
+    let ids: Vec<Principal> = (0..3).map(|_| world.create_canister(&[])).collect();
     assert_eq!(ids, vec![id(0), id(1), id(2)]);
-    assert_eq!(text(&ids[0]), "rwlgt-iiaaa-aaaaa-aaaaa-cai");
-    assert_eq!(text(&ids[1]), "rrkah-fqaaa-aaaaa-aaaaq-cai");
+    assert_eq!(text(ids[0]), "rwlgt-iiaaa-aaaaa-aaaaa-cai");
+    assert_eq!(text(ids[1]), "rrkah-fqaaa-aaaaa-aaaaq-cai");
     // Created but empty: no canister to look at yet.
-    assert!(world.canister(&ids[1]).is_none());
+    assert!(world.canister(ids[1]).is_none());
     world
-        .install(&ids[1], &wasm(ITEMS), &[], ANONYMOUS)
+        .install(ids[1], &wasm(ITEMS), &[], ANONYMOUS)
         .expect("installs");
-    let canister = world.canister(&ids[1]).expect("installed");
+    let canister = world.canister(ids[1]).expect("installed");
     assert_eq!(canister.env().canister_id, id(1));
-    assert_eq!(reply(&world.query(&ids[1], "self", &[], ANONYMOUS)), id(1));
+    assert_eq!(
+        reply(&world.query(ids[1], "self", &[], ANONYMOUS)),
+        id(1).as_slice()
+    );
     // Ids past the last created canister are unknown.
-    assert!(world.canister(&id(3)).is_none());
+    assert!(world.canister(id(3)).is_none());
     assert!(matches!(
-        world.install(&id(3), &wasm(ITEMS), &[], ANONYMOUS),
+        world.install(id(3), &wasm(ITEMS), &[], ANONYMOUS),
         Err(InstallError::UnknownCanister(_))
     ));
     assert!(matches!(
-        world.install(&ids[1], &wasm(ITEMS), &[], ANONYMOUS),
+        world.install(ids[1], &wasm(ITEMS), &[], ANONYMOUS),
         Err(InstallError::AlreadyInstalled(_))
     ));
 }
@@ -351,7 +356,7 @@ fn caller_message_completes_before_the_callee_runs() {
     let mut world = world();
     // 0 sets value 7, calls 1.relay, then sets 8; relay calls 0.get, which
     // must see 8: the whole message of 0 was committed before 1 ran.
-    let result = world.update(&id(0), "set_and_relay", &[], ANONYMOUS);
+    let result = world.update(id(0), "set_and_relay", &[], ANONYMOUS);
     assert_eq!(reply(&result), 8u64.to_le_bytes().to_vec());
     assert_eq!(
         kinds(&world),
@@ -374,7 +379,7 @@ fn caller_message_completes_before_the_callee_runs() {
 #[test]
 fn reply_reaches_the_reply_callback_which_answers_the_ingress_call() {
     let mut world = world();
-    let result = world.update(&id(0), "call", &call_arg(&id(1), "echo"), ANONYMOUS);
+    let result = world.update(id(0), "call", &call_arg(id(1), "echo"), ANONYMOUS);
     // The ingress message itself did not reply: $cb_reply answered with the payload.
     assert_eq!(reply(&result), b"hi".to_vec());
     assert_eq!(result.instructions, world.last_trace()[0].instructions);
@@ -386,14 +391,14 @@ fn reply_reaches_the_reply_callback_which_answers_the_ingress_call() {
             (id(0), ExecutedKind::ReplyCallback, "echo".into()),
         ]
     );
-    assert_eq!(read_u64(&mut world, &id(1), "echoes"), 1);
+    assert_eq!(read_u64(&mut world, id(1), "echoes"), 1);
 }
 
 #[test]
 fn callee_reject_reaches_the_reject_callback() {
     let mut world = world();
     assert_eq!(
-        rejected(&mut world, &id(1), "refuse"),
+        rejected(&mut world, id(1), "refuse"),
         (4, "nope".to_string())
     );
     assert_eq!(world.last_trace()[2].kind, ExecutedKind::RejectCallback);
@@ -402,13 +407,13 @@ fn callee_reject_reaches_the_reject_callback() {
 #[test]
 fn callee_trap_is_a_canister_error_and_rolls_the_callee_back() {
     let mut world = world();
-    let (code, message) = rejected(&mut world, &id(1), "boom");
+    let (code, message) = rejected(&mut world, id(1), "boom");
     assert_eq!(code, 5);
     assert_eq!(
         message,
         format!(
             "IC0503: Error from Canister {}: Canister called `ic0.trap` with message: 'kaput'",
-            text(&id(1))
+            text(id(1))
         )
     );
     let trace = world.last_trace();
@@ -416,53 +421,53 @@ fn callee_trap_is_a_canister_error_and_rolls_the_callee_back() {
     assert!(trace[1].trapped());
     assert_eq!(trace[2].kind, ExecutedKind::RejectCallback);
     // boom's +100 was rolled back.
-    assert_eq!(read_u64(&mut world, &id(1), "value"), 0);
+    assert_eq!(read_u64(&mut world, id(1), "value"), 0);
 }
 
 #[test]
 fn unknown_canister_empty_canister_and_unknown_method() {
     let mut world = world();
-    let unknown = [0, 0, 0, 0, 0, 0, 0, 0x63, 1, 1];
+    let unknown = Principal::from_slice(&[0, 0, 0, 0, 0, 0, 0, 0x63, 1, 1]);
     assert_eq!(
-        rejected(&mut world, &unknown, "echo"),
-        (3, format!("Canister {} not found", text(&unknown)))
+        rejected(&mut world, unknown, "echo"),
+        (3, format!("Canister {} not found", text(unknown)))
     );
     // Nothing ran on a callee: ingress, then the reject callback.
     assert_eq!(world.last_trace().len(), 2);
     let empty = format!(
         "IC0537: Attempt to execute a message on canister {} which contains no Wasm module",
-        text(&id(2))
+        text(id(2))
     );
-    assert_eq!(rejected(&mut world, &id(2), "echo"), (5, empty.clone()));
+    assert_eq!(rejected(&mut world, id(2), "echo"), (5, empty.clone()));
     let missing = |n: u8| {
         format!(
             "IC0536: Error from Canister {}: Canister has no update method 'nothing'.",
-            text(&id(n))
+            text(id(n))
         )
     };
-    assert_eq!(rejected(&mut world, &id(1), "nothing"), (5, missing(1)));
+    assert_eq!(rejected(&mut world, id(1), "nothing"), (5, missing(1)));
     // The same texts for ingress calls, with the replica's error code.
-    let result = world.update(&unknown, "echo", &[], ANONYMOUS);
+    let result = world.update(unknown, "echo", &[], ANONYMOUS);
     let reject = result.reply.expect_err("unknown");
     assert_eq!(reject.code, RejectCode::DestinationInvalid);
     assert_eq!(
         reject.message,
-        format!("IC0301: Canister {} not found", text(&unknown))
+        format!("IC0301: Canister {} not found", text(unknown))
     );
-    let result = world.update(&id(2), "echo", &[], ANONYMOUS);
+    let result = world.update(id(2), "echo", &[], ANONYMOUS);
     let reject = result.reply.expect_err("empty");
     assert_eq!(reject.code, RejectCode::CanisterError);
     assert_eq!(reject.message, empty);
-    let result = world.update(&id(0), "nothing", &[], ANONYMOUS);
+    let result = world.update(id(0), "nothing", &[], ANONYMOUS);
     assert_eq!(reject_message(&result), missing(0));
     assert!(world.last_trace().is_empty());
     // And for queries.
-    let result = world.query(&id(0), "nothing", &[], ANONYMOUS);
+    let result = world.query(id(0), "nothing", &[], ANONYMOUS);
     assert_eq!(
         reject_message(&result),
         format!(
             "IC0536: Error from Canister {}: Canister has no query method 'nothing'.",
-            text(&id(0))
+            text(id(0))
         )
     );
 }
@@ -472,55 +477,52 @@ fn a_call_context_without_answer_is_rejected_by_origin() {
     let mut world = world();
     // A canister's call: the replica's CallContextAction::NoResponse.
     assert_eq!(
-        rejected(&mut world, &id(1), "silent"),
+        rejected(&mut world, id(1), "silent"),
         (5, "No response".to_string())
     );
     // silent completed: its change is kept.
-    assert_eq!(read_u64(&mut world, &id(1), "echoes"), 1);
+    assert_eq!(read_u64(&mut world, id(1), "echoes"), 1);
     // An ingress call answered by nobody.
-    let result = world.update(&id(0), "noop", &[], ANONYMOUS);
+    let result = world.update(id(0), "noop", &[], ANONYMOUS);
     let reject = result.reply.expect_err("no reply");
     assert_eq!(reject.code, RejectCode::CanisterError);
     assert_eq!(
         reject.message,
-        format!(
-            "IC0506: Canister {} did not reply to the call",
-            text(&id(0))
-        )
+        format!("IC0506: Canister {} did not reply to the call", text(id(0)))
     );
 }
 
 #[test]
 fn trap_after_call_perform_discards_the_call() {
     let mut world = world();
-    let result = world.update(&id(0), "call_then_trap", &[], ANONYMOUS);
+    let result = world.update(id(0), "call_then_trap", &[], ANONYMOUS);
     let reject = result.reply.expect_err("traps");
     assert_eq!(reject.code, RejectCode::CanisterError);
     assert_eq!(
         reject.message,
         format!(
             "IC0502: Error from Canister {}: Canister trapped: unreachable",
-            text(&id(0))
+            text(id(0))
         )
     );
     // Only the ingress message ran; the callee never did.
     assert_eq!(world.last_trace().len(), 1);
     assert!(world.last_trace()[0].trapped());
-    assert_eq!(read_u64(&mut world, &id(1), "echoes"), 0);
-    assert_eq!(read_u64(&mut world, &id(0), "value"), 0);
+    assert_eq!(read_u64(&mut world, id(1), "echoes"), 0);
+    assert_eq!(read_u64(&mut world, id(0), "value"), 0);
 }
 
 #[test]
 fn trapping_callback_is_rolled_back_and_its_cleanup_runs() {
     let mut world = world();
-    let result = world.update(&id(0), "call_trap_cb", &[], ANONYMOUS);
+    let result = world.update(id(0), "call_trap_cb", &[], ANONYMOUS);
     let reject = result.reply.expect_err("the callback trapped");
     assert_eq!(reject.code, RejectCode::CanisterError);
     assert_eq!(
         reject.message,
         format!(
             "IC0503: Error from Canister {}: Canister called `ic0.trap` with message: 'callback failed'",
-            text(&id(0))
+            text(id(0))
         )
     );
     assert_eq!(
@@ -536,7 +538,7 @@ fn trapping_callback_is_rolled_back_and_its_cleanup_runs() {
     assert!(trace[2].trapped());
     assert!(!trace[3].trapped());
     assert_eq!(trace[3].closure, Some(Closure { fun: 3, env: 9 }));
-    let flags = reply(&world.query(&id(0), "flags", &[], ANONYMOUS));
+    let flags = reply(&world.query(id(0), "flags", &[], ANONYMOUS));
     // heap[48] = 1 by the callback: rolled back; heap[56] = env 9 by the cleanup: kept.
     assert_eq!(flags[..8], 0u64.to_le_bytes());
     assert_eq!(flags[8..], 9u64.to_le_bytes());
@@ -545,11 +547,11 @@ fn trapping_callback_is_rolled_back_and_its_cleanup_runs() {
 #[test]
 fn call_system_api_charges_are_metered() {
     let mut world = world();
-    let result = world.update(&id(0), "charges", &[], ANONYMOUS);
+    let result = world.update(id(0), "charges", &[], ANONYMOUS);
     assert_eq!(reply(&result), Vec::<u8>::new());
     // One basic block: entry 1; call_new: 8 consts + call 5 = 13; call_data_append:
     // 2 consts + call 5 = 7; call_perform: call 5 + drop 1 = 6. Total 27.
-    // ic-metering.md §4: call_new 1500 + 10 (callee) + 4 ("echo");
+    // docs/metering.md §4: call_new 1500 + 10 (callee) + 4 ("echo");
     // call_data_append 500 + 50 × 2; call_perform 5000. No heap page written.
     let expected = 27 + (1500 + 10 + 4) + (500 + 50 * 2) + 5000;
     assert_eq!(expected, 7141);
@@ -564,7 +566,7 @@ fn call_system_api_charges_are_metered() {
 #[test]
 fn performance_counter_1_counts_the_whole_call_context() {
     let mut world = world();
-    let bytes = reply(&world.update(&id(0), "call_pc1", &[], ANONYMOUS));
+    let bytes = reply(&world.update(id(0), "call_pc1", &[], ANONYMOUS));
     let counted = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
     // The callback's block before the read: entry 1, const, const, call 5,
     // store, const, const, call 5 = 16, + performance_counter 200; plus the
@@ -576,27 +578,27 @@ fn performance_counter_1_counts_the_whole_call_context() {
 #[test]
 fn callers_seen_by_callee_and_callbacks() {
     let mut world = world();
-    let sender = vec![7u8; 29];
+    let sender = Principal::from_slice(&[7u8; 29]);
     // The callee sees the calling canister.
-    let result = world.update(&id(0), "call", &call_arg(&id(1), "whoami"), &sender);
-    assert_eq!(reply(&result), id(0));
+    let result = world.update(id(0), "call", &call_arg(id(1), "whoami"), sender);
+    assert_eq!(reply(&result), id(0).as_slice());
     // A callback sees the caller of its call context.
-    let result = world.update(&id(0), "call_caller", &[], &sender);
-    assert_eq!(reply(&result), sender);
+    let result = world.update(id(0), "call_caller", &[], sender);
+    assert_eq!(reply(&result), sender.as_slice());
 }
 
 #[test]
 fn query_methods_called_by_canisters_run_replicated_and_keep_nothing() {
     let mut world = world();
-    let result = world.update(&id(0), "call", &call_arg(&id(1), "qset"), ANONYMOUS);
+    let result = world.update(id(0), "call", &call_arg(id(1), "qset"), ANONYMOUS);
     assert_eq!(reply(&result), 555u64.to_le_bytes().to_vec());
-    assert_eq!(read_u64(&mut world, &id(1), "value"), 0);
+    assert_eq!(read_u64(&mut world, id(1), "value"), 0);
 }
 
 #[test]
 fn replying_from_a_callback_of_an_answered_call_traps() {
     let mut world = world();
-    let result = world.update(&id(0), "reply_then_call", &[], ANONYMOUS);
+    let result = world.update(id(0), "reply_then_call", &[], ANONYMOUS);
     assert_eq!(reply(&result), b"hi".to_vec());
     let callback = &world.last_trace()[2];
     assert_eq!(callback.kind, ExecutedKind::ReplyCallback);
@@ -614,7 +616,7 @@ fn standalone_canister_cannot_send_calls() {
     assert_eq!(reply(&result), 2u32.to_le_bytes().to_vec());
     // ... and 0 in one.
     let mut world = world();
-    let result = world.update(&id(0), "perform_code", &[], ANONYMOUS);
+    let result = world.update(id(0), "perform_code", &[], ANONYMOUS);
     assert_eq!(reply(&result), 0u32.to_le_bytes().to_vec());
     // Appending without call_new violates the contract.
     let result = canister.update("append_only", &[], ANONYMOUS);
@@ -633,66 +635,64 @@ fn inspect_message_filters_ingress_but_not_calls_from_canisters() {
     ));
     let guarded_id = world.create_canister(&[]);
     world
-        .install(&guarded_id, &guarded, &[], ANONYMOUS)
+        .install(guarded_id, &guarded, &[], ANONYMOUS)
         .expect("installs");
-    let result = world.update(&guarded_id, "echo", b"x", ANONYMOUS);
+    let result = world.update(guarded_id, "echo", b"x", ANONYMOUS);
     assert_eq!(
         result.reply.expect_err("not accepted").code,
         RejectCode::CanisterReject
     );
     assert!(world.last_trace().is_empty());
-    let result = world.update(&id(0), "call", &call_arg(&guarded_id, "echo"), ANONYMOUS);
+    let result = world.update(id(0), "call", &call_arg(guarded_id, "echo"), ANONYMOUS);
     assert_eq!(reply(&result), b"hi".to_vec());
 }
 
 #[test]
 fn only_controllers_install_and_upgrade() {
     let module = wasm(ITEMS);
-    let admin = vec![9u8; 29];
-    let other = vec![8u8; 29];
+    let admin = Principal::from_slice(&[9u8; 29]);
+    let other = Principal::from_slice(&[8u8; 29]);
     let mut world = World::new();
-    let managed = world.create_canister(std::slice::from_ref(&admin));
-    match world.install(&managed, &module, &[], &other) {
+    let managed = world.create_canister(&[admin]);
+    match world.install(managed, &module, &[], other) {
         Err(e @ InstallError::NotController { .. }) => {
             let message = e.to_string();
             assert!(
                 message.contains("Only the controllers")
-                    && message.contains(&text(&managed))
-                    && message.contains(&text(&other)),
+                    && message.contains(&text(managed))
+                    && message.contains(&text(other)),
                 "{message}"
             );
         }
         other => panic!("expected NotController, got {other:?}"),
     }
     world
-        .install(&managed, &module, &[], &admin)
+        .install(managed, &module, &[], admin)
         .expect("the controller installs");
     assert!(matches!(
-        world.upgrade(&managed, &module, &[], &other),
+        world.upgrade(managed, &module, &[], other),
         Err(InstallError::NotController { .. })
     ));
     world
-        .upgrade(&managed, &module, &[], &admin)
+        .upgrade(managed, &module, &[], admin)
         .expect("the controller upgrades");
     // Without controllers at creation, the installer becomes the controller.
     let open = world.create_canister(&[]);
     assert!(matches!(
-        world.upgrade(&open, &module, &[], &other),
+        world.upgrade(open, &module, &[], other),
         Err(InstallError::NotInstalled(_))
     ));
-    world
-        .install(&open, &module, &[], &other)
-        .expect("installs");
+    world.install(open, &module, &[], other).expect("installs");
     assert_eq!(
-        world.canister(&open).expect("installed").env().controllers,
-        vec![other.clone()]
+        world.canister(open).expect("installed").env().controllers,
+        vec![other]
     );
     assert!(matches!(
-        world.upgrade(&open, &module, &[], &admin),
+        world.upgrade(open, &module, &[], admin),
         Err(InstallError::NotController { .. })
     ));
     world
-        .upgrade(&open, &module, &[], &other)
+        .upgrade(open, &module, &[], other)
         .expect("the installer upgrades");
 }
 
@@ -701,12 +701,10 @@ fn cost_call_reports_the_application_subnet_fees() {
     let mut world = world();
     // 1 + 3 consts + call 5 = 9, + 500 (base charge assumed).
     assert_eq!(
-        world
-            .query(&id(0), "cost_only", &[], ANONYMOUS)
-            .instructions,
+        world.query(id(0), "cost_only", &[], ANONYMOUS).instructions,
         509
     );
-    let bytes = reply(&world.query(&id(0), "cost", &[], ANONYMOUS));
+    let bytes = reply(&world.query(id(0), "cost", &[], ANONYMOUS));
     let cost = u128::from_le_bytes(bytes[..16].try_into().expect("16 bytes"));
     // 260,000 per call + 1,000 per byte of method (4), argument (2) and the
     // largest response (2 MiB) + 5,000,000 + 40 billion to run the callback.
@@ -722,16 +720,16 @@ fn inspect_message_refusal_carries_the_replica_error() {
     ));
     let guarded_id = world.create_canister(&[]);
     world
-        .install(&guarded_id, &guarded, &[], ANONYMOUS)
+        .install(guarded_id, &guarded, &[], ANONYMOUS)
         .expect("installs");
-    let result = world.update(&guarded_id, "echo", b"x", ANONYMOUS);
+    let result = world.update(guarded_id, "echo", b"x", ANONYMOUS);
     let reject = result.reply.expect_err("not accepted");
     assert_eq!(reject.code, RejectCode::CanisterReject);
     assert_eq!(
         reject.message,
         format!(
             "IC0406: Error from Canister {}: Canister rejected the message",
-            text(&guarded_id)
+            text(guarded_id)
         )
     );
 }
@@ -739,16 +737,16 @@ fn inspect_message_refusal_carries_the_replica_error() {
 #[test]
 fn ping_pong_stops_at_the_message_limit_after_the_answer() {
     let mut world = world();
-    assert_eq!(world.message_limit(), icrun::world::DEFAULT_MESSAGE_LIMIT);
+    assert_eq!(world.message_limit(), icrun::DEFAULT_MESSAGE_LIMIT);
     world.set_message_limit(300);
     // `bounce` replies at once and calls itself again: the ingress call is
     // answered, the ping-pong would never end.
-    let result = world.update(&id(0), "bounce", &[], ANONYMOUS);
+    let result = world.update(id(0), "bounce", &[], ANONYMOUS);
     assert_eq!(reply(&result), b"hi".to_vec());
     assert!(world.last_run_truncated());
     assert_eq!(world.last_trace().len(), 300);
     // Nothing carries over into the next update.
-    let result = world.update(&id(0), "get", &[], ANONYMOUS);
+    let result = world.update(id(0), "get", &[], ANONYMOUS);
     assert_eq!(reply(&result), 0u64.to_le_bytes().to_vec());
     assert!(!world.last_run_truncated());
     assert_eq!(world.last_trace().len(), 1);
@@ -760,7 +758,7 @@ fn self_calling_canister_without_answer_is_rejected_at_the_message_limit() {
     world.set_message_limit(250);
     // `spin` calls its own `get`, whose reply callback calls `get` again:
     // calls from inside callbacks, forever; the ingress call is never answered.
-    let result = world.update(&id(0), "spin", &[], ANONYMOUS);
+    let result = world.update(id(0), "spin", &[], ANONYMOUS);
     let reject = result.reply.expect_err("never answered");
     assert_eq!(reject.code, RejectCode::SysTransient);
     assert!(
@@ -777,7 +775,7 @@ fn self_calling_canister_without_answer_is_rejected_at_the_message_limit() {
     assert_eq!(trace[3].kind, ExecutedKind::Request);
     assert!(trace.iter().all(|m| !m.trapped()));
     // The dropped call contexts and callbacks are gone: a fresh run works.
-    let result = world.update(&id(0), "call", &call_arg(&id(1), "echo"), ANONYMOUS);
+    let result = world.update(id(0), "call", &call_arg(id(1), "echo"), ANONYMOUS);
     assert_eq!(reply(&result), b"hi".to_vec());
     assert!(!world.last_run_truncated());
     assert_eq!(world.last_trace().len(), 3);
@@ -788,15 +786,12 @@ fn self_recursion_without_answer_ends_at_the_queue_capacity() {
     let mut world = world();
     // Every `deep` calls `deep` before anything answers: the 501st finds 500
     // calls of canister 0 to itself outstanding, and call_perform returns 2.
-    let result = world.update(&id(0), "deep", &[], ANONYMOUS);
+    let result = world.update(id(0), "deep", &[], ANONYMOUS);
     assert!(!world.last_run_truncated());
     let reject = result.reply.expect_err("nobody replies");
     assert_eq!(
         reject.message,
-        format!(
-            "IC0506: Canister {} did not reply to the call",
-            text(&id(0))
-        )
+        format!("IC0506: Canister {} did not reply to the call", text(id(0)))
     );
     // Ingress, 500 requests, then 500 reject callbacks ("No response").
     let trace = world.last_trace();
@@ -810,21 +805,21 @@ fn self_recursion_without_answer_ends_at_the_queue_capacity() {
     );
     assert_eq!(trace[1000].kind, ExecutedKind::RejectCallback);
     // The last `deep` stored call_perform's 2.
-    assert_eq!(read_u64(&mut world, &id(0), "value"), 2);
+    assert_eq!(read_u64(&mut world, id(0), "value"), 2);
 }
 
 #[test]
 fn fan_out_past_the_queue_capacity_is_refused() {
     let mut world = world();
-    let bytes = reply(&world.update(&id(0), "fan_out", &[], ANONYMOUS));
+    let bytes = reply(&world.update(id(0), "fan_out", &[], ANONYMOUS));
     let performed = u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes"));
     let refused = u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes"));
     // 500 calls to canister 1 fit the queue; the 501st gets SYS_TRANSIENT.
     assert_eq!((performed, refused), (500, 1));
-    assert_eq!(read_u64(&mut world, &id(1), "echoes"), 500);
+    assert_eq!(read_u64(&mut world, id(1), "echoes"), 500);
     assert_eq!(world.last_trace().len(), 1 + 500 + 500);
     // Once the responses are processed, the queue has room again.
-    let bytes = reply(&world.update(&id(0), "fan_out", &[], ANONYMOUS));
+    let bytes = reply(&world.update(id(0), "fan_out", &[], ANONYMOUS));
     assert_eq!(bytes[..8], [244, 1, 0, 0, 1, 0, 0, 0]);
 }
 
@@ -834,22 +829,22 @@ fn reply_size_limits_follow_the_replica() {
     let n = |bytes: u32| bytes.to_le_bytes().to_vec();
     const MIB: u32 = 1024 * 1024;
     // A non-replicated query may reply 3 MiB ...
-    let result = world.query(&id(0), "reply_n", &n(3 * MIB), ANONYMOUS);
+    let result = world.query(id(0), "reply_n", &n(3 * MIB), ANONYMOUS);
     assert_eq!(reply(&result).len(), 3 * MIB as usize);
-    let result = world.query(&id(0), "reply_n", &n(3 * MIB + 1), ANONYMOUS);
+    let result = world.query(id(0), "reply_n", &n(3 * MIB + 1), ANONYMOUS);
     let reject = result.reply.expect_err("too large");
     assert_eq!(reject.code, RejectCode::CanisterError);
     assert_eq!(
         reject.message,
         format!(
             "IC0504: Error from Canister {}: Canister violated contract: ic0.msg_reply_data_append: application payload size (3145729) cannot be larger than 3145728.",
-            text(&id(0))
+            text(id(0))
         )
     );
     // ... a replicated execution 2 MiB, to the ingress call as to a canister.
-    let result = world.update(&id(0), "reply_n", &n(2 * MIB), ANONYMOUS);
+    let result = world.update(id(0), "reply_n", &n(2 * MIB), ANONYMOUS);
     assert_eq!(reply(&result).len(), 2 * MIB as usize);
-    let result = world.update(&id(0), "reply_n", &n(2 * MIB + 1), ANONYMOUS);
+    let result = world.update(id(0), "reply_n", &n(2 * MIB + 1), ANONYMOUS);
     assert!(
         reject_message(&result)
             .ends_with("application payload size (2097153) cannot be larger than 2097152."),
@@ -861,13 +856,13 @@ fn reply_size_limits_follow_the_replica() {
 #[test]
 fn call_arguments_are_limited_to_the_same_subnet_maximum() {
     let mut world = world();
-    let result = world.update(&id(0), "big_call", &[], ANONYMOUS);
+    let result = world.update(id(0), "big_call", &[], ANONYMOUS);
     assert_eq!(
         reject_message(&result),
         format!(
             "IC0504: Error from Canister {}: Canister violated contract: Request to {}:echo has a payload size of 10485761, which exceeds the allowed limit of 10485760.",
-            text(&id(0)),
-            text(&id(1))
+            text(id(0)),
+            text(id(1))
         )
     );
     // Exactly 10 MiB with the method name is fine (standalone: not sent).
@@ -881,7 +876,7 @@ fn call_arguments_are_limited_to_the_same_subnet_maximum() {
 fn callback_at_a_missing_table_index_fails_as_on_the_replica() {
     let mut world = world();
     // ic-cdk's one-way calls register u32::MAX as their callbacks.
-    let result = world.update(&id(0), "oneway", &[], ANONYMOUS);
+    let result = world.update(id(0), "oneway", &[], ANONYMOUS);
     assert_eq!(reply(&result), b"hi".to_vec());
     let trace = world.last_trace();
     assert_eq!(trace.len(), 3);
@@ -895,7 +890,7 @@ fn callback_at_a_missing_table_index_fails_as_on_the_replica() {
 #[test]
 fn trapping_callback_rolls_back_stable_memory() {
     let mut world = world();
-    let result = world.update(&id(0), "call_stable_trap_cb", &[], ANONYMOUS);
+    let result = world.update(id(0), "call_stable_trap_cb", &[], ANONYMOUS);
     assert_eq!(reply(&result), b"hi".to_vec());
     let trace = world.last_trace();
     assert_eq!(trace[2].kind, ExecutedKind::ReplyCallback);
@@ -904,10 +899,10 @@ fn trapping_callback_rolls_back_stable_memory() {
     assert!(!trace[3].trapped());
     // The callback's stable64_grow and write were undone; the cleanup's heap
     // write (env 5 at [56]) was kept.
-    assert_eq!(read_u64(&mut world, &id(0), "stable_size"), 0);
-    let canister = world.canister(&id(0)).expect("installed");
+    assert_eq!(read_u64(&mut world, id(0), "stable_size"), 0);
+    let canister = world.canister(id(0)).expect("installed");
     assert_eq!(canister.stable_memory().size_pages(), 0);
-    let flags = reply(&world.query(&id(0), "flags", &[], ANONYMOUS));
+    let flags = reply(&world.query(id(0), "flags", &[], ANONYMOUS));
     assert_eq!(flags[..8], 0u64.to_le_bytes());
     assert_eq!(flags[8..], 5u64.to_le_bytes());
 }
@@ -917,7 +912,7 @@ fn callback_waits_for_the_other_outstanding_call_before_answering() {
     let mut world = world();
     // Both responses run $cb_count; the first returns without answering while
     // the second call is outstanding (no "did not reply"), the second replies.
-    let result = world.update(&id(0), "two_calls", &[], ANONYMOUS);
+    let result = world.update(id(0), "two_calls", &[], ANONYMOUS);
     assert_eq!(reply(&result), 2u64.to_le_bytes().to_vec());
     assert_eq!(
         kinds(&world),
@@ -935,7 +930,7 @@ fn callback_waits_for_the_other_outstanding_call_before_answering() {
 #[test]
 fn calls_made_from_a_callback_are_sent_and_answered() {
     let mut world = world();
-    let result = world.update(&id(0), "chain", &[], ANONYMOUS);
+    let result = world.update(id(0), "chain", &[], ANONYMOUS);
     // $cb_chain calls canister 1's `get`; $cb_reply answers the ingress call
     // with its reply (canister 1's value, 0).
     assert_eq!(reply(&result), 0u64.to_le_bytes().to_vec());

@@ -1,4 +1,4 @@
-//! The replica's metering rules (ic-metering.md §1-3) pinned on hand-written
+//! The replica's metering rules (docs/metering.md §1-3) pinned on hand-written
 //! modules. Every expected count is computed by hand from the rules; the
 //! arithmetic is in the comments. Queries are used so that no heap dirty-page
 //! charge (§4, updates only) is added; a query that does not reply is rejected
@@ -6,8 +6,8 @@
 
 mod common;
 
+use common::ANONYMOUS;
 use common::*;
-use icrun::ANONYMOUS;
 
 /// Instructions of the query `method` (reply or not).
 fn cost(canister: &mut icrun::Canister, method: &str) -> u64 {

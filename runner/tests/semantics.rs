@@ -4,8 +4,9 @@
 
 mod common;
 
+use common::ANONYMOUS;
 use common::*;
-use icrun::{Canister, Env, InstallError, Limits, RejectCode, ANONYMOUS};
+use icrun::{Canister, Env, InstallError, Limits, RejectCode};
 
 /// heap[16] and a global count the `inc` calls; stable[0..8] mirrors heap[16].
 fn state_items(extra: &str) -> String {

@@ -1,12 +1,13 @@
-//! The charge of each ic0 function (ic-metering.md §4), on hand-written
+//! The charge of each ic0 function (docs/metering.md §4), on hand-written
 //! modules. Each expected count is: function entry 1 + the §3 cost of the
 //! operators (consts 1, call 5, drop 1; all in one basic block) + the §4 charge.
 //! Queries are used so no heap dirty-page charge is added.
 
 mod common;
 
+use common::ANONYMOUS;
 use common::*;
-use icrun::{RejectCode, ANONYMOUS};
+use icrun::RejectCode;
 
 const ARG: &[u8] = b"abc";
 

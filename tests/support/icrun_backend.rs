@@ -37,8 +37,7 @@ impl Ic for IcrunIc {
     }
 
     fn create_canister(&self, controllers: Vec<Principal>) -> Principal {
-        let controllers: Vec<Vec<u8>> = controllers.iter().map(|p| p.as_slice().to_vec()).collect();
-        Principal::from_slice(&self.world.borrow_mut().create_canister(&controllers))
+        self.world.borrow_mut().create_canister(&controllers)
     }
 
     fn install_canister(
@@ -50,7 +49,7 @@ impl Ic for IcrunIc {
     ) -> Result<(), Rejected> {
         let mut world = self.world.borrow_mut();
         world
-            .install(id.as_slice(), &wasm, &arg, sender.as_slice())
+            .install(id, &wasm, &arg, sender)
             .map(|_| ())
             .map_err(install_failure)
     }
@@ -64,7 +63,7 @@ impl Ic for IcrunIc {
     ) -> Result<(), Rejected> {
         let mut world = self.world.borrow_mut();
         world
-            .upgrade(id.as_slice(), &wasm, &arg, sender.as_slice())
+            .upgrade(id, &wasm, &arg, sender)
             .map(|_| ())
             .map_err(install_failure)
     }
@@ -76,10 +75,7 @@ impl Ic for IcrunIc {
         method: &str,
         payload: Vec<u8>,
     ) -> Result<Vec<u8>, Rejected> {
-        let result =
-            self.world
-                .borrow_mut()
-                .update(id.as_slice(), method, &payload, sender.as_slice());
+        let result = self.world.borrow_mut().update(id, method, &payload, sender);
         self.last_update_instructions.set(Some(result.instructions));
         reply_of(result)
     }
@@ -91,10 +87,7 @@ impl Ic for IcrunIc {
         method: &str,
         payload: Vec<u8>,
     ) -> Result<Vec<u8>, Rejected> {
-        let result =
-            self.world
-                .borrow_mut()
-                .query(id.as_slice(), method, &payload, sender.as_slice());
+        let result = self.world.borrow_mut().query(id, method, &payload, sender);
         reply_of(result)
     }
 
@@ -104,7 +97,7 @@ impl Ic for IcrunIc {
 
     fn set_update_instruction_limit(&self, id: Principal, limit: u64) -> bool {
         let mut world = self.world.borrow_mut();
-        let Some(canister) = world.canister_mut(id.as_slice()) else {
+        let Some(canister) = world.canister_mut(id) else {
             return false;
         };
         canister.set_limits(Limits {

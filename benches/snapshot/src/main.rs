@@ -1,6 +1,6 @@
 //! Builds the benchmarks' stable-memory image.
 //!
-//! Installs the bench canister on icrun with the IC's instruction limits (ic-metering.md §5),
+//! Installs the bench canister on icrun with the IC's instruction limits (docs/metering.md §7),
 //! fills every preloaded table through the canister's `seed` update in chunks that each fit
 //! one update message, gives each SQLite database its journal file (`prime_journal`), checks each table's row count with the `table_rows` query, and saves
 //! stable memory as a raw image (canbench's `stable_memory.file` format).
@@ -10,15 +10,19 @@
 //!
 //! Usage: `bench-snapshot <bench.wasm> <image-out> <storage-tsv-out>`
 
+use candid::Principal;
 use candid::{Decode, Encode};
-use icrun::{Canister, Env, ANONYMOUS};
+use icrun::{Canister, Env};
+
+/// The caller of every seeding message.
+const ANONYMOUS: Principal = Principal::anonymous();
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 use userstore_benches::tables::TableSize;
 
 /// Rows per `seed` call: 100,000 B-tree rows cost about 6 billion instructions, well under
-/// the 40 billion of one update message (ic-metering.md §5).
+/// the 40 billion of one update message (docs/metering.md §7).
 const ROWS_PER_MESSAGE: u64 = 100_000;
 
 /// The engines the `seed` update fills, by the names it takes.

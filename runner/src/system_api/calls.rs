@@ -1,4 +1,4 @@
-//! Inter-canister calls (ic-metering.md §4 for the charges).
+//! Inter-canister calls (docs/metering.md §4 for the charges).
 //!
 //! `call_new` starts a call under construction in the message context,
 //! `call_data_append`, `call_on_cleanup`, `call_cycles_add128` and
@@ -17,17 +17,12 @@
 //! methods and in reply and reject callbacks only (U Ry Rt), and all but
 //! `call_new` need a call under construction.
 
-use super::{charge, read_heap, u, violation, write_heap, Ctx, HostResult, BASE, IC0};
+use super::{charge_api, read_heap, u, violation, write_heap, Ctx, HostResult, IC0};
+use crate::prices::Api;
 use crate::state::{Closure, HostState, OutgoingCall};
 use candid::Principal;
 use wasmtime::Linker;
 
-// ic-metering.md §4: call_data_append = 500 + 50 × size.
-const PER_CALL_BYTE: u64 = 50;
-// ic-metering.md §4: call_new = 1500 + callee size + method name length.
-const CALL_NEW_BASE: u64 = 1500;
-// ic-metering.md §4: call_perform = 5000.
-const CALL_PERFORM: u64 = 5000;
 /// What `call_perform` returns when the call was enqueued.
 const CALL_PERFORMED: i32 = 0;
 /// What `call_perform` returns when the call cannot be sent: SYS_TRANSIENT
@@ -51,7 +46,7 @@ const MAX_LOCAL_REQUEST_BYTES: u64 = 5 * 2 * 1024 * 1024;
 const QUEUE_CAPACITY: usize = 500;
 
 // What `cost_call` reports, in cycles: the fees of a 13-node application
-// subnet (ic-metering.md §6: an update costs 5,000,000 + 1 cycle per
+// subnet (docs/metering.md §8: an update costs 5,000,000 + 1 cycle per
 // instruction), i.e. the call fee, the request bytes, the largest response
 // (2 MiB) and the execution of its callback at the 40 billion update limit.
 // An estimate only: icrun moves no cycles.
@@ -94,8 +89,8 @@ pub(super) fn register_calls(linker: &mut Linker<HostState>) -> wasmtime::Result
          reply_env: i32,
          reject_fun: i32,
          reject_env: i32| {
-            // ic-metering.md §4: 1500 + callee size + method name length.
-            charge(&mut c, CALL_NEW_BASE + u(callee_size) + u(name_size))?;
+            // docs/metering.md §4: 1500 + callee size + method name length.
+            charge_api(&mut c, Api::CallNew, u(callee_size) + u(name_size))?;
             ensure_can_call(&c, "call_new")?;
             // A call still under construction is discarded.
             c.data_mut().msg.pending_call = None;
@@ -124,8 +119,8 @@ pub(super) fn register_calls(linker: &mut Linker<HostState>) -> wasmtime::Result
         IC0,
         "call_data_append",
         |mut c: Ctx<'_>, src: i32, size: i32| {
-            // ic-metering.md §4: 500 + 50 × size.
-            charge(&mut c, BASE + PER_CALL_BYTE * u(size))?;
+            // docs/metering.md §4: 500 + 50 × size.
+            charge_api(&mut c, Api::CallDataAppend, u(size))?;
             let call = pending(&mut c, "call_data_append")?;
             // As the replica: the method name counts, and the size is
             // checked before the heap range.
@@ -148,7 +143,7 @@ pub(super) fn register_calls(linker: &mut Linker<HostState>) -> wasmtime::Result
         IC0,
         "call_on_cleanup",
         |mut c: Ctx<'_>, fun: i32, env: i32| {
-            charge(&mut c, BASE)?; // ic-metering.md §4: 500.
+            charge_api(&mut c, Api::CallOnCleanup, 0)?;
             let call = pending(&mut c, "call_on_cleanup")?;
             if call.on_cleanup.is_some() {
                 return violation("ic0.call_on_cleanup: the cleanup callback is already set");
@@ -161,7 +156,7 @@ pub(super) fn register_calls(linker: &mut Linker<HostState>) -> wasmtime::Result
         IC0,
         "call_cycles_add128",
         |mut c: Ctx<'_>, high: i64, low: i64| {
-            charge(&mut c, BASE)?; // ic-metering.md §4: 500.
+            charge_api(&mut c, Api::CallCyclesAdd128, 0)?;
             let call = pending(&mut c, "call_cycles_add128")?;
             let amount = (u128::from(high as u64) << 64) | u128::from(low as u64);
             // Recorded only: icrun moves no cycles.
@@ -169,12 +164,11 @@ pub(super) fn register_calls(linker: &mut Linker<HostState>) -> wasmtime::Result
             Ok(())
         },
     )?;
-    // Not in ic-metering.md §4; base charge assumed.
     linker.func_wrap(
         IC0,
         "call_with_best_effort_response",
         |mut c: Ctx<'_>, timeout: i32| {
-            charge(&mut c, BASE)?;
+            charge_api(&mut c, Api::CallWithBestEffortResponse, 0)?;
             let call = pending(&mut c, "call_with_best_effort_response")?;
             if call.timeout_seconds.is_some() {
                 return violation("ic0.call_with_best_effort_response: the timeout is already set");
@@ -183,13 +177,11 @@ pub(super) fn register_calls(linker: &mut Linker<HostState>) -> wasmtime::Result
             Ok(())
         },
     )?;
-    // Not in ic-metering.md §4; base charge assumed. ic-cdk 0.20 asks it
-    // before every call (to compare with the liquid balance).
     linker.func_wrap(
         IC0,
         "cost_call",
         |mut c: Ctx<'_>, method_name_size: i64, payload_size: i64, dst: i32| {
-            charge(&mut c, BASE)?;
+            charge_api(&mut c, Api::CostCall, 0)?;
             let bytes = u128::from(method_name_size as u64) + u128::from(payload_size as u64);
             let cost = XNET_CALL_FEE
                 + XNET_BYTE_FEE * (bytes + MAX_RESPONSE_BYTES)
@@ -198,7 +190,7 @@ pub(super) fn register_calls(linker: &mut Linker<HostState>) -> wasmtime::Result
         },
     )?;
     linker.func_wrap(IC0, "call_perform", |mut c: Ctx<'_>| {
-        charge(&mut c, CALL_PERFORM)?; // ic-metering.md §4: 5000.
+        charge_api(&mut c, Api::CallPerform, 0)?;
         pending(&mut c, "call_perform")?;
         let msg = &mut c.data_mut().msg;
         let Some(call) = msg.pending_call.take() else {

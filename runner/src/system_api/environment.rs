@@ -1,72 +1,73 @@
 //! The canister's identity, environment, cycles, and fixed-answer stubs
-//! (ic-metering.md §4).
+//! (docs/metering.md §4).
 
-use super::{
-    charge, copy_to_heap, read_heap, u, violation, write_heap, Ctx, HostResult, BASE, IC0,
-};
+use super::{charge_api, copy_to_heap, read_heap, u, violation, write_heap, Ctx, HostResult, IC0};
+use crate::prices::Api;
 use crate::state::HostState;
 use wasmtime::Linker;
 
-// ic-metering.md §4: is_controller = 1000 + size.
-const IS_CONTROLLER_BASE: u64 = 1000;
 /// Longest principal, in bytes.
 const MAX_PRINCIPAL_BYTES: u64 = 29;
 
 pub(super) fn register_canister(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     linker.func_wrap(IC0, "canister_self_size", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?; // ic-metering.md §4: 500.
-        Ok(c.data().env.canister_id.len() as i32)
+        charge_api(&mut c, Api::CanisterSelfSize, 0)?;
+        Ok(c.data().env.canister_id.as_slice().len() as i32)
     })?;
     linker.func_wrap(
         IC0,
         "canister_self_copy",
         |mut c: Ctx<'_>, dst: i32, off: i32, size: i32| {
-            charge(&mut c, BASE + u(size))?; // ic-metering.md §4: 500 + size.
+            charge_api(&mut c, Api::CanisterSelfCopy, u(size))?;
             copy_to_heap(&mut c, "canister_self_copy", u(dst), u(off), u(size), |s| {
-                &s.env.canister_id
+                s.env.canister_id.as_slice()
             })
         },
     )?;
     linker.func_wrap(IC0, "canister_version", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?; // ic-metering.md §4: 500.
+        charge_api(&mut c, Api::CanisterVersion, 0)?;
         Ok(c.data().env.canister_version as i64)
     })?;
-    // Not in ic-metering.md §4; base charge assumed. 1 = running.
     linker.func_wrap(IC0, "canister_status", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?;
+        charge_api(&mut c, Api::CanisterStatus, 0)?;
         Ok(1i32)
     })?;
     linker.func_wrap(
         IC0,
         "is_controller",
         |mut c: Ctx<'_>, src: i32, size: i32| {
-            // ic-metering.md §4: 1000 + size.
-            charge(&mut c, IS_CONTROLLER_BASE + u(size))?;
+            charge_api(&mut c, Api::IsController, u(size))?;
             if u(size) > MAX_PRINCIPAL_BYTES {
                 return violation("ic0.is_controller: invalid principal");
             }
             let principal = read_heap(&mut c, u(src), u(size))?;
-            Ok(c.data().env.controllers.contains(&principal) as i32)
+            let controls = c
+                .data()
+                .env
+                .controllers
+                .iter()
+                .any(|controller| controller.as_slice() == principal.as_slice());
+            Ok(controls as i32)
         },
     )?;
     linker.func_wrap(IC0, "time", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?; // ic-metering.md §4: 500.
+        charge_api(&mut c, Api::Time, 0)?;
         Ok(c.data().env.time_nanos as i64)
     })?;
     linker.func_wrap(IC0, "global_timer_set", |mut c: Ctx<'_>, when: i64| {
-        charge(&mut c, BASE)?; // ic-metering.md §4: 500.
+        charge_api(&mut c, Api::GlobalTimerSet, 0)?;
         let previous = std::mem::replace(&mut c.data_mut().env.global_timer, when as u64);
         Ok(previous as i64)
     })?;
     linker.func_wrap(IC0, "in_replicated_execution", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?; // ic-metering.md §4: 500.
+        charge_api(&mut c, Api::InReplicatedExecution, 0)?;
         Ok(c.data().msg.replicated as i32)
     })?;
     linker.func_wrap(
         IC0,
         "certified_data_set",
         |mut c: Ctx<'_>, src: i32, size: i32| {
-            charge(&mut c, BASE + u(size))?; // ic-metering.md §4: 500 + size.
+            charge_api(&mut c, Api::CertifiedDataSet, u(size))?;
             if u(size) > 32 {
                 return violation("ic0.certified_data_set: more than 32 bytes");
             }
@@ -77,18 +78,18 @@ pub(super) fn register_canister(linker: &mut Linker<HostState>) -> wasmtime::Res
     )?;
     // No certificate is ever present (icrun does not sign). Base charge assumed.
     linker.func_wrap(IC0, "data_certificate_present", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?;
+        charge_api(&mut c, Api::DataCertificatePresent, 0)?;
         Ok(0i32)
     })?;
     linker.func_wrap(IC0, "data_certificate_size", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?;
+        charge_api(&mut c, Api::DataCertificateSize, 0)?;
         violation::<i32>("ic0.data_certificate_size: no certificate present")
     })?;
     linker.func_wrap(
         IC0,
         "data_certificate_copy",
         |mut c: Ctx<'_>, _dst: i32, _off: i32, size: i32| {
-            charge(&mut c, BASE + u(size))?; // ic-metering.md §4: 500 + size.
+            charge_api(&mut c, Api::DataCertificateCopy, u(size))?;
             violation::<()>("ic0.data_certificate_copy: no certificate present")
         },
     )?;
@@ -104,7 +105,7 @@ pub(super) fn register_cycles(linker: &mut Linker<HostState>) -> wasmtime::Resul
         IC0,
         "canister_cycle_balance128",
         |mut c: Ctx<'_>, dst: i32| {
-            charge(&mut c, BASE)?; // ic-metering.md §4: 500.
+            charge_api(&mut c, Api::CanisterCycleBalance128, 0)?;
             let balance = c.data().env.cycle_balance;
             write_u128(&mut c, dst, balance)
         },
@@ -113,71 +114,68 @@ pub(super) fn register_cycles(linker: &mut Linker<HostState>) -> wasmtime::Resul
         IC0,
         "canister_liquid_cycle_balance128",
         |mut c: Ctx<'_>, dst: i32| {
-            charge(&mut c, BASE)?; // like canister_cycle_balance128 (ic-metering.md §4: 500).
+            charge_api(&mut c, Api::CanisterLiquidCycleBalance128, 0)?;
             let balance = c.data().env.cycle_balance;
             write_u128(&mut c, dst, balance)
         },
     )?;
-    // ic-metering.md §4: msg_cycles_* = 500. No message carries cycles here.
+    // docs/metering.md §4: msg_cycles_* = 500. No message carries cycles here.
     linker.func_wrap(
         IC0,
         "msg_cycles_available128",
         |mut c: Ctx<'_>, dst: i32| {
-            charge(&mut c, BASE)?;
+            charge_api(&mut c, Api::MsgCyclesAvailable128, 0)?;
             write_u128(&mut c, dst, 0)
         },
     )?;
     linker.func_wrap(IC0, "msg_cycles_refunded128", |mut c: Ctx<'_>, dst: i32| {
-        charge(&mut c, BASE)?;
+        charge_api(&mut c, Api::MsgCyclesRefunded128, 0)?;
         write_u128(&mut c, dst, 0)
     })?;
     linker.func_wrap(
         IC0,
         "msg_cycles_accept128",
         |mut c: Ctx<'_>, _high: i64, _low: i64, dst: i32| {
-            charge(&mut c, BASE)?;
+            charge_api(&mut c, Api::MsgCyclesAccept128, 0)?;
             write_u128(&mut c, dst, 0)
         },
     )?;
-    // Not in ic-metering.md §4; base charge assumed. Burns nothing.
     linker.func_wrap(
         IC0,
         "cycles_burn128",
         |mut c: Ctx<'_>, _high: i64, _low: i64, dst: i32| {
-            charge(&mut c, BASE)?;
+            charge_api(&mut c, Api::CyclesBurn128, 0)?;
             write_u128(&mut c, dst, 0)
         },
     )?;
     Ok(())
 }
 
-/// A size function returning the length of `source(state)`, charged 500
-/// (not in ic-metering.md §4; the base charge of its siblings assumed).
+/// A size function `api` returning the length of `source(state)`.
 fn sized(
     linker: &mut Linker<HostState>,
-    name: &str,
+    api: Api,
     source: fn(&HostState) -> &[u8],
 ) -> wasmtime::Result<()> {
-    linker.func_wrap(IC0, name, move |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?;
+    linker.func_wrap(IC0, api.name(), move |mut c: Ctx<'_>| {
+        charge_api(&mut c, api, 0)?;
         Ok(source(c.data()).len() as i32)
     })?;
     Ok(())
 }
 
-/// A `_copy(dst, offset, size)` function over `source(state)`, charged 500 + size
-/// (ic-metering.md §4's rule for the `_copy` functions).
+/// A `_copy(dst, offset, size)` function `api` over `source(state)`.
 fn copier(
     linker: &mut Linker<HostState>,
-    name: &'static str,
+    api: Api,
     source: fn(&HostState) -> &[u8],
 ) -> wasmtime::Result<()> {
     linker.func_wrap(
         IC0,
-        name,
+        api.name(),
         move |mut c: Ctx<'_>, dst: i32, off: i32, size: i32| {
-            charge(&mut c, BASE + u(size))?;
-            copy_to_heap(&mut c, name, u(dst), u(off), u(size), source)
+            charge_api(&mut c, api, u(size))?;
+            copy_to_heap(&mut c, api.name(), u(dst), u(off), u(size), source)
         },
     )?;
     Ok(())
@@ -194,27 +192,27 @@ const SUBNET_ID: &[u8] = &[
 /// environment variables.
 pub(super) fn register_identity_stubs(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     const EMPTY: fn(&HostState) -> &[u8] = |_| &[];
-    sized(linker, "msg_caller_info_data_size", EMPTY)?;
-    copier(linker, "msg_caller_info_data_copy", EMPTY)?;
-    sized(linker, "msg_caller_info_signer_size", EMPTY)?;
-    copier(linker, "msg_caller_info_signer_copy", EMPTY)?;
-    sized(linker, "subnet_self_size", |_| SUBNET_ID)?;
-    copier(linker, "subnet_self_copy", |_| SUBNET_ID)?;
+    sized(linker, Api::MsgCallerInfoDataSize, EMPTY)?;
+    copier(linker, Api::MsgCallerInfoDataCopy, EMPTY)?;
+    sized(linker, Api::MsgCallerInfoSignerSize, EMPTY)?;
+    copier(linker, Api::MsgCallerInfoSignerCopy, EMPTY)?;
+    sized(linker, Api::SubnetSelfSize, |_| SUBNET_ID)?;
+    copier(linker, Api::SubnetSelfCopy, |_| SUBNET_ID)?;
     linker.func_wrap(IC0, "subnet_self_node_count", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?;
+        charge_api(&mut c, Api::SubnetSelfNodeCount, 0)?;
         Ok(13i32)
     })?;
-    sized(linker, "root_key_size", EMPTY)?;
-    copier(linker, "root_key_copy", EMPTY)?;
+    sized(linker, Api::RootKeySize, EMPTY)?;
+    copier(linker, Api::RootKeyCopy, EMPTY)?;
     linker.func_wrap(IC0, "env_var_name_size", |mut c: Ctx<'_>, _index: i32| {
-        charge(&mut c, BASE)?;
+        charge_api(&mut c, Api::EnvVarNameSize, 0)?;
         violation::<i32>("ic0.env_var_name_size: index out of bounds")
     })?;
     linker.func_wrap(
         IC0,
         "env_var_name_copy",
         |mut c: Ctx<'_>, _index: i32, _dst: i32, _off: i32, size: i32| {
-            charge(&mut c, BASE + u(size))?;
+            charge_api(&mut c, Api::EnvVarNameCopy, u(size))?;
             violation::<()>("ic0.env_var_name_copy: index out of bounds")
         },
     )?;
@@ -222,7 +220,7 @@ pub(super) fn register_identity_stubs(linker: &mut Linker<HostState>) -> wasmtim
         IC0,
         "env_var_name_exists",
         |mut c: Ctx<'_>, _src: i32, size: i32| {
-            charge(&mut c, BASE + u(size))?;
+            charge_api(&mut c, Api::EnvVarNameExists, u(size))?;
             Ok(0i32)
         },
     )?;
@@ -230,7 +228,7 @@ pub(super) fn register_identity_stubs(linker: &mut Linker<HostState>) -> wasmtim
         IC0,
         "env_var_value_size",
         |mut c: Ctx<'_>, _src: i32, size: i32| {
-            charge(&mut c, BASE + u(size))?;
+            charge_api(&mut c, Api::EnvVarValueSize, u(size))?;
             violation::<i32>("ic0.env_var_value_size: no such variable")
         },
     )?;
@@ -238,7 +236,7 @@ pub(super) fn register_identity_stubs(linker: &mut Linker<HostState>) -> wasmtim
         IC0,
         "env_var_value_copy",
         |mut c: Ctx<'_>, _src: i32, name_size: i32, _dst: i32, _off: i32, size: i32| {
-            charge(&mut c, BASE + u(name_size) + u(size))?;
+            charge_api(&mut c, Api::EnvVarValueCopy, u(name_size) + u(size))?;
             violation::<()>("ic0.env_var_value_copy: no such variable")
         },
     )?;

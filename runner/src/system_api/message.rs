@@ -1,11 +1,10 @@
-//! Message data, replies and rejects (ic-metering.md §4).
+//! Message data, replies and rejects (docs/metering.md §4).
 
-use super::{charge, copy_to_heap, read_heap, u, violation, Ctx, HostResult, BASE, IC0};
+use super::{charge_api, copy_to_heap, read_heap, u, violation, Ctx, HostResult, IC0};
+use crate::prices::Api;
 use crate::state::{HostState, MessageKind, Response};
 use wasmtime::Linker;
 
-// ic-metering.md §4: msg_reply_data_append, msg_reject = 500 + 50 × size.
-const PER_REPLY_BYTE: u64 = 50;
 /// The largest reply of a replicated execution (updates, replicated queries,
 /// callbacks; to canisters and to ingress alike): the replica's
 /// MAX_INTER_CANISTER_PAYLOAD_IN_BYTES, 2 MiB (rs/types/types/src/messages.rs),
@@ -28,7 +27,7 @@ fn max_reply_bytes(replicated: bool) -> u64 {
 
 pub(super) fn register_message(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     linker.func_wrap(IC0, "msg_arg_data_size", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?; // ic-metering.md §4: 500.
+        charge_api(&mut c, Api::MsgArgDataSize, 0)?;
         ensure_has_arg(&c, "msg_arg_data_size")?;
         Ok(c.data().msg.arg.len() as i32)
     })?;
@@ -36,7 +35,7 @@ pub(super) fn register_message(linker: &mut Linker<HostState>) -> wasmtime::Resu
         IC0,
         "msg_arg_data_copy",
         |mut c: Ctx<'_>, dst: i32, off: i32, size: i32| {
-            charge(&mut c, BASE + u(size))?; // ic-metering.md §4: 500 + size.
+            charge_api(&mut c, Api::MsgArgDataCopy, u(size))?;
             ensure_has_arg(&c, "msg_arg_data_copy")?;
             copy_to_heap(&mut c, "msg_arg_data_copy", u(dst), u(off), u(size), |s| {
                 &s.msg.arg
@@ -44,29 +43,28 @@ pub(super) fn register_message(linker: &mut Linker<HostState>) -> wasmtime::Resu
         },
     )?;
     linker.func_wrap(IC0, "msg_caller_size", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?; // ic-metering.md §4: 500.
+        charge_api(&mut c, Api::MsgCallerSize, 0)?;
         Ok(c.data().msg.caller.len() as i32)
     })?;
     linker.func_wrap(
         IC0,
         "msg_caller_copy",
         |mut c: Ctx<'_>, dst: i32, off: i32, size: i32| {
-            charge(&mut c, BASE + u(size))?; // ic-metering.md §4: 500 + size.
+            charge_api(&mut c, Api::MsgCallerCopy, u(size))?;
             copy_to_heap(&mut c, "msg_caller_copy", u(dst), u(off), u(size), |s| {
                 &s.msg.caller
             })
         },
     )?;
-    // Not in ic-metering.md §4; charged like its `_copy` sibling's base (500).
     linker.func_wrap(IC0, "msg_method_name_size", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?;
+        charge_api(&mut c, Api::MsgMethodNameSize, 0)?;
         Ok(c.data().msg.method_name.len() as i32)
     })?;
     linker.func_wrap(
         IC0,
         "msg_method_name_copy",
         |mut c: Ctx<'_>, dst: i32, off: i32, size: i32| {
-            charge(&mut c, BASE + u(size))?; // ic-metering.md §4: 500 + size.
+            charge_api(&mut c, Api::MsgMethodNameCopy, u(size))?;
             copy_to_heap(
                 &mut c,
                 "msg_method_name_copy",
@@ -78,7 +76,7 @@ pub(super) fn register_message(linker: &mut Linker<HostState>) -> wasmtime::Resu
         },
     )?;
     linker.func_wrap(IC0, "msg_reject_code", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?; // ic-metering.md §4: 500.
+        charge_api(&mut c, Api::MsgRejectCode, 0)?;
         let msg = &c.data().msg;
         match msg.kind {
             // 0 = "no error" in a reply callback (and its cleanup).
@@ -90,9 +88,8 @@ pub(super) fn register_message(linker: &mut Linker<HostState>) -> wasmtime::Resu
             )),
         }
     })?;
-    // Not in ic-metering.md §4; charged like its `_copy` sibling's base (500).
     linker.func_wrap(IC0, "msg_reject_msg_size", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?;
+        charge_api(&mut c, Api::MsgRejectMsgSize, 0)?;
         ensure_reject_callback(&c, "msg_reject_msg_size")?;
         Ok(c.data().msg.reject_message.len() as i32)
     })?;
@@ -100,7 +97,7 @@ pub(super) fn register_message(linker: &mut Linker<HostState>) -> wasmtime::Resu
         IC0,
         "msg_reject_msg_copy",
         |mut c: Ctx<'_>, dst: i32, off: i32, size: i32| {
-            charge(&mut c, BASE + u(size))?; // ic-metering.md §4: 500 + size.
+            charge_api(&mut c, Api::MsgRejectMsgCopy, u(size))?;
             ensure_reject_callback(&c, "msg_reject_msg_copy")?;
             copy_to_heap(
                 &mut c,
@@ -112,13 +109,12 @@ pub(super) fn register_message(linker: &mut Linker<HostState>) -> wasmtime::Resu
             )
         },
     )?;
-    // Not in ic-metering.md §4; base charge assumed.
     linker.func_wrap(IC0, "msg_deadline", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?;
+        charge_api(&mut c, Api::MsgDeadline, 0)?;
         Ok(c.data().msg.deadline as i64)
     })?;
     linker.func_wrap(IC0, "accept_message", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?; // ic-metering.md §4: 500.
+        charge_api(&mut c, Api::AcceptMessage, 0)?;
         let msg = &mut c.data_mut().msg;
         if msg.kind != MessageKind::InspectMessage {
             return violation("ic0.accept_message called outside canister_inspect_message");
@@ -137,8 +133,8 @@ pub(super) fn register_reply(linker: &mut Linker<HostState>) -> wasmtime::Result
         IC0,
         "msg_reply_data_append",
         |mut c: Ctx<'_>, src: i32, size: i32| {
-            // ic-metering.md §4: 500 + 50 × size.
-            charge(&mut c, BASE + PER_REPLY_BYTE * u(size))?;
+            // docs/metering.md §4: 500 + 50 × size.
+            charge_api(&mut c, Api::MsgReplyDataAppend, u(size))?;
             ensure_can_reply(&c, "msg_reply_data_append")?;
             let msg = &c.data().msg;
             let limit = max_reply_bytes(msg.replicated);
@@ -154,7 +150,7 @@ pub(super) fn register_reply(linker: &mut Linker<HostState>) -> wasmtime::Result
         },
     )?;
     linker.func_wrap(IC0, "msg_reply", |mut c: Ctx<'_>| {
-        charge(&mut c, BASE)?; // ic-metering.md §4: 500.
+        charge_api(&mut c, Api::MsgReply, 0)?;
         ensure_can_reply(&c, "msg_reply")?;
         let msg = &mut c.data_mut().msg;
         let data = std::mem::take(&mut msg.reply_buffer);
@@ -162,8 +158,8 @@ pub(super) fn register_reply(linker: &mut Linker<HostState>) -> wasmtime::Result
         Ok(())
     })?;
     linker.func_wrap(IC0, "msg_reject", |mut c: Ctx<'_>, src: i32, size: i32| {
-        // ic-metering.md §4: 500 + 50 × size.
-        charge(&mut c, BASE + PER_REPLY_BYTE * u(size))?;
+        // docs/metering.md §4: 500 + 50 × size.
+        charge_api(&mut c, Api::MsgReject, u(size))?;
         ensure_can_reply(&c, "msg_reject")?;
         let bytes = read_heap(&mut c, u(src), u(size))?;
         let Ok(text) = String::from_utf8(bytes) else {

@@ -1,11 +1,13 @@
 //! The ic0 system API as wasmtime host functions, with the replica's charges
-//! (ic-metering.md §4).
+//! (docs/metering.md §4, §5), and the runtime's own hooks.
 //!
-//! Every function charges its cost from the instance's instruction counter
-//! global before doing its work; a negative counter traps the message with
-//! [`HostTrap::OutOfInstructions`]. Signatures are those of wasm32 canisters
-//! (addresses and sizes are `i32`; the `stable64_*` family uses `i64`), as
-//! declared by the `ic0` crate that ic-cdk 0.20 uses and by ic-stable-structures.
+//! Every function charges its price from [`crate::prices::Api`] before doing its work
+//! ([`charge_api`]); a negative counter traps the message with
+//! [`HostTrap::OutOfInstructions`]. Every charge is also added to the message's
+//! [`crate::ledger::Ledger`], and page charges the heap tracker took since the last host call
+//! are applied first ([`apply_heap_page_charges`]). Signatures are those of wasm32
+//! canisters (addresses and sizes are `i32`; the `stable64_*` family uses `i64`), as declared
+//! by the `ic0` crate that ic-cdk 0.20 uses and by ic-stable-structures.
 
 mod calls;
 mod environment;
@@ -13,19 +15,14 @@ mod message;
 mod misc;
 mod stable;
 
-use crate::instrument::{HOST_MODULE, OUT_OF_INSTRUCTIONS};
+use crate::instrument::{HOST_MODULE, OUT_OF_INSTRUCTIONS, TRACE_ENTER, TRACE_EXIT};
+use crate::prices::Api;
 use crate::state::{HostState, HostTrap};
-use wasmtime::{Caller, Linker, Val};
+use crate::trace::{PageCharge, TraceEvent};
+use wasmtime::{AsContext, AsContextMut, Caller, Linker, Val};
 
 /// The import module of the system API.
-pub const IC0: &str = "ic0";
-
-// ic-metering.md §4: the base charge of most system API functions.
-const BASE: u64 = 500;
-// ic-metering.md §4: the log part of debug_print and trap: 50 per byte that
-// fits the 4 KiB log buffer.
-const LOG_PER_BYTE: u64 = 50;
-const LOG_BUFFER_BYTES: u64 = 4 * 1024;
+pub(crate) const IC0: &str = "ic0";
 
 type Ctx<'a> = Caller<'a, HostState>;
 type HostResult<T> = wasmtime::Result<T>;
@@ -38,30 +35,120 @@ fn violation<T>(msg: impl Into<String>) -> HostResult<T> {
     trap(HostTrap::ContractViolation(msg.into()))
 }
 
+/// A host function's caller, or the runtime's store between calls.
+pub(crate) trait Host: AsContextMut<Data = HostState> {}
+
+impl<T: AsContextMut<Data = HostState>> Host for T {}
+
 /// Subtracts `amount` from the instruction counter; traps if it goes negative.
 /// Charges nothing for an uninstrumented module run unmetered.
-pub fn charge(caller: &mut Ctx<'_>, amount: u64) -> HostResult<()> {
-    let Some(counter) = caller.data().counter else {
-        if caller.data().unmetered {
+fn charge(host: &mut impl Host, amount: u64) -> HostResult<()> {
+    let state = host.as_context().data();
+    let Some(counter) = state.counter else {
+        if state.unmetered {
             return Ok(());
         }
         return violation("instruction counter missing");
     };
-    let value = counter.get(&mut *caller).i64().unwrap_or(0);
+    let value = counter.get(&mut *host).i64().unwrap_or(0);
     let amount = i64::try_from(amount).unwrap_or(i64::MAX);
     let new = value.saturating_sub(amount);
-    counter.set(&mut *caller, Val::I64(new))?;
+    counter.set(&mut *host, Val::I64(new))?;
     if new < 0 {
         return trap(HostTrap::OutOfInstructions);
     }
     Ok(())
 }
 
-/// Instructions executed so far in this message: limit − counter (ic-metering.md §1).
-fn instructions_used(caller: &mut Ctx<'_>) -> u64 {
-    let limit = caller.data().msg.limit as i64;
-    let counter = match caller.data().counter {
-        Some(c) => c.get(&mut *caller).i64().unwrap_or(0),
+/// Charges one call of `api` moving `bytes` bytes, at its price (docs/metering.md §4, §5),
+/// after the page charges waiting in the heap tracker.
+pub(crate) fn charge_api(caller: &mut Ctx<'_>, api: Api, bytes: u64) -> HostResult<()> {
+    apply_heap_page_charges(caller)?;
+    let amount = api.price().charge(bytes);
+    caller.data_mut().ledger.api_call(api, amount);
+    charge(caller, amount)
+}
+
+/// Charges `amount` for `pages` pages of `kind` (docs/metering.md §6), in the ledger and the
+/// trace as well.
+fn charge_pages(host: &mut impl Host, kind: PageCharge, pages: u64, amount: u64) -> HostResult<()> {
+    if pages == 0 {
+        return Ok(());
+    }
+    let mut context = host.as_context_mut();
+    page_use(&mut context.data_mut().ledger, kind).add(pages, amount);
+    let charged = charge(host, amount);
+    if host.as_context().data().trace.is_some() {
+        let at = instructions_used(host);
+        record(
+            host,
+            TraceEvent::Pages {
+                kind,
+                instructions: amount,
+                at,
+            },
+        );
+    }
+    charged
+}
+
+/// The ledger's entry for page charges of `kind`.
+fn page_use(ledger: &mut crate::ledger::Ledger, kind: PageCharge) -> &mut crate::ledger::PageUse {
+    match kind {
+        PageCharge::StableDirty => &mut ledger.stable_pages_dirtied,
+        PageCharge::HeapAccess => &mut ledger.heap_regions_accessed,
+        PageCharge::HeapWrite => &mut ledger.heap_regions_written,
+        PageCharge::StableAccess => &mut ledger.stable_regions_accessed,
+        PageCharge::StableWrite => &mut ledger.stable_regions_written,
+    }
+}
+
+/// Applies the page charges the heap tracker's fault handler took since the last host call
+/// ([`crate::Metering::Master2026`]: they are made in a signal handler, which cannot reach
+/// the counter). Also accounts for heap growth since then.
+pub(crate) fn apply_heap_page_charges(host: &mut impl Host) -> HostResult<()> {
+    let state = host.as_context().data();
+    let pages = state.metering.pages();
+    let Some(tracker) = state.tracker.clone() else {
+        return Ok(());
+    };
+    if !pages.tracks_regions() {
+        return Ok(());
+    }
+    if let Some(memory) = state.memory {
+        tracker.catch_up_growth(memory.data_size(&*host));
+    }
+    let charges = tracker.take_charges();
+    if charges.instructions == 0 {
+        return Ok(());
+    }
+    charge_pages(
+        host,
+        PageCharge::HeapAccess,
+        charges.accessed,
+        charges.accessed * pages.region_access,
+    )?;
+    charge_pages(
+        host,
+        PageCharge::HeapWrite,
+        charges.written,
+        charges.written * pages.region_write,
+    )
+}
+
+/// Adds `event` to the message's trace, if one is recorded.
+fn record(host: &mut impl Host, event: TraceEvent) {
+    if let Some(recorder) = host.as_context_mut().data_mut().trace.as_mut() {
+        recorder.events.push(event);
+    }
+}
+
+/// Instructions executed so far in this message: limit − counter (docs/metering.md §1).
+fn instructions_used(host: &mut impl Host) -> u64 {
+    let state = host.as_context().data();
+    let limit = state.msg.limit as i64;
+    let counter = match state.counter {
+        Some(c) => c.get(&mut *host).i64().unwrap_or(0),
         None => limit,
     };
     limit.saturating_sub(counter).max(0) as u64
@@ -125,17 +212,34 @@ fn u(value: i32) -> u64 {
     value as u32 as u64
 }
 
-/// Cost of the log part of `debug_print` and `trap` for a message of `len`
-/// bytes: 50 per byte that fits the 4 KiB log buffer, + len because debug
-/// printing is on (ic-metering.md §4).
-fn log_cost(len: u64) -> u64 {
-    LOG_PER_BYTE * len.min(LOG_BUFFER_BYTES) + len
+/// The trace hook at a function entry or exit: records the event (after the page charges
+/// made since the last host call, so that they land in the frame that caused them).
+fn trace_hook(caller: &mut Ctx<'_>, function: i32, entry: bool) -> HostResult<()> {
+    apply_heap_page_charges(caller)?;
+    if caller.data().trace.is_some() {
+        let at = instructions_used(caller);
+        let function = function as u32;
+        let event = if entry {
+            TraceEvent::Enter { function, at }
+        } else {
+            TraceEvent::Exit { function, at }
+        };
+        record(caller, event);
+    }
+    Ok(())
 }
 
-/// Registers `__icrun.out_of_instructions` and every ic0 function in `linker`.
-pub fn register(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+/// Registers the runtime's hooks (`__icrun.out_of_instructions`, `__icrun.trace_enter`,
+/// `__icrun.trace_exit`) and every ic0 function in `linker`.
+pub(crate) fn register(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     linker.func_wrap(HOST_MODULE, OUT_OF_INSTRUCTIONS, || -> HostResult<()> {
         trap(HostTrap::OutOfInstructions)
+    })?;
+    linker.func_wrap(HOST_MODULE, TRACE_ENTER, |mut c: Ctx<'_>, function: i32| {
+        trace_hook(&mut c, function, true)
+    })?;
+    linker.func_wrap(HOST_MODULE, TRACE_EXIT, |mut c: Ctx<'_>, function: i32| {
+        trace_hook(&mut c, function, false)
     })?;
     message::register_message(linker)?;
     message::register_reply(linker)?;

@@ -1,23 +1,52 @@
-//! Stable memory functions, 64- and 32-bit (ic-metering.md §4).
+//! Stable memory functions, 64- and 32-bit (docs/metering.md §5), with the page charges of
+//! the metering profile (§6).
 
-use super::{charge, heap_range, trap, u, Ctx, HostResult, IC0};
+use super::{charge_api, charge_pages, heap_range, trap, u, Ctx, HostResult, IC0};
+use crate::prices::Api;
 use crate::stable::{DIRTY_PAGE_SIZE, MAX_PAGES};
 use crate::state::{HostState, HostTrap};
+use crate::trace::PageCharge;
 use wasmtime::Linker;
 
-// ic-metering.md §4: stable64_grow / stable_grow = 100.
-const STABLE_GROW: u64 = 100;
-// ic-metering.md §4: stable read/write = 20 + size (+ dirty pages on writes).
-const STABLE_ACCESS_BASE: u64 = 20;
-// ic-metering.md §4: 1000 for every 4 KiB stable page newly dirtied by a write.
-const STABLE_DIRTY_PAGE: u64 = 1000;
 /// 32-bit stable API limit: 4 GiB in 64 KiB pages.
 const MAX_PAGES_32BIT: u64 = 65_536;
 
+/// Charges the 64 KiB stable pages of `[offset, offset + size)` the message touches first
+/// ([`crate::Metering::Master2026`], docs/metering.md §6): on first access and, if `write`
+/// in a message whose writes are tracked, on first write.
+fn charge_stable_regions(c: &mut Ctx<'_>, offset: u64, size: u64, write: bool) -> HostResult<()> {
+    let pages = c.data().metering.pages();
+    if !pages.tracks_regions() {
+        return Ok(());
+    }
+    let track_writes = write && c.data().msg.kind.persists();
+    let (accessed, written) = c
+        .data_mut()
+        .stable
+        .touch_regions(offset, size, track_writes);
+    charge_pages(
+        c,
+        PageCharge::StableAccess,
+        accessed,
+        accessed * pages.region_access,
+    )?;
+    charge_pages(
+        c,
+        PageCharge::StableWrite,
+        written,
+        written * pages.region_write,
+    )
+}
+
 /// Charges and performs a stable memory read into the heap.
-fn stable_read(c: &mut Ctx<'_>, dst: u64, offset: u64, size: u64) -> HostResult<()> {
-    // ic-metering.md §4: stable read = 20 + size (also when size is 0).
-    charge(c, STABLE_ACCESS_BASE.saturating_add(size))?;
+fn stable_read(c: &mut Ctx<'_>, api: Api, dst: u64, offset: u64, size: u64) -> HostResult<()> {
+    // §5: 20 + size, charged before anything is checked (also when size is 0).
+    charge_api(c, api, size)?;
+    if !c.data().stable.in_bounds(offset, size) {
+        return trap(HostTrap::StableOutOfBounds);
+    }
+    charge_stable_regions(c, offset, size, false)?;
+    c.data_mut().ledger.stable_bytes_read += size;
     let Some(memory) = c.data().memory else {
         return trap(HostTrap::HeapOutOfBounds);
     };
@@ -30,18 +59,30 @@ fn stable_read(c: &mut Ctx<'_>, dst: u64, offset: u64, size: u64) -> HostResult<
 }
 
 /// Charges and performs a stable memory write from the heap.
-fn stable_write(c: &mut Ctx<'_>, offset: u64, src: u64, size: u64) -> HostResult<()> {
+fn stable_write(c: &mut Ctx<'_>, api: Api, offset: u64, src: u64, size: u64) -> HostResult<()> {
+    // §5: 20 + size, charged before anything is checked.
+    charge_api(c, api, size)?;
+    if !c.data().stable.in_bounds(offset, size) {
+        return trap(HostTrap::StableOutOfBounds);
+    }
     let newly_dirtied = c.data().stable.newly_dirtied(offset, size);
-    // ic-metering.md §4: 20 + size + 1000 per 4 KiB page not yet dirtied in this message.
-    let cost = STABLE_ACCESS_BASE
-        .saturating_add(size)
-        .saturating_add(STABLE_DIRTY_PAGE.saturating_mul(newly_dirtied));
-    charge(c, cost)?;
     let limit = c.data().msg.kind.stable_dirty_limit();
     let dirty_after = c.data().stable.dirty_bytes() + newly_dirtied * DIRTY_PAGE_SIZE;
     if dirty_after > limit {
         return trap(HostTrap::StableDirtyLimit(limit));
     }
+    // §6 (PocketIC 13): per 4 KiB page this message had not dirtied yet.
+    let per_page = c.data().metering.pages().stable_dirty_4k;
+    if per_page > 0 {
+        charge_pages(
+            c,
+            PageCharge::StableDirty,
+            newly_dirtied,
+            newly_dirtied * per_page,
+        )?;
+    }
+    charge_stable_regions(c, offset, size, true)?;
+    c.data_mut().ledger.stable_bytes_written += size;
     let Some(memory) = c.data().memory else {
         return trap(HostTrap::HeapOutOfBounds);
     };
@@ -62,19 +103,22 @@ fn stable_size_32(c: &Ctx<'_>) -> HostResult<i32> {
 }
 
 pub(super) fn register_stable(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
-    // ic-metering.md §4: stable64_size / stable_size cost nothing beyond the call.
-    linker.func_wrap(IC0, "stable64_size", |c: Ctx<'_>| {
+    linker.func_wrap(IC0, "stable64_size", |mut c: Ctx<'_>| {
+        charge_api(&mut c, Api::Stable64Size, 0)?;
         Ok(c.data().stable.size_pages() as i64)
     })?;
-    linker.func_wrap(IC0, "stable_size", |c: Ctx<'_>| stable_size_32(&c))?;
+    linker.func_wrap(IC0, "stable_size", |mut c: Ctx<'_>| {
+        charge_api(&mut c, Api::StableSize, 0)?;
+        stable_size_32(&c)
+    })?;
     linker.func_wrap(IC0, "stable64_grow", |mut c: Ctx<'_>, pages: i64| {
-        charge(&mut c, STABLE_GROW)?; // ic-metering.md §4: 100.
+        charge_api(&mut c, Api::Stable64Grow, 0)?;
         let grown = c.data_mut().stable.grow(pages as u64, MAX_PAGES);
-        // ic-metering.md §4: returns the old size in pages or -1.
+        // §5: returns the old size in pages or -1.
         Ok(grown.map_or(-1, |old| old as i64))
     })?;
     linker.func_wrap(IC0, "stable_grow", |mut c: Ctx<'_>, pages: i32| {
-        charge(&mut c, STABLE_GROW)?; // ic-metering.md §4: 100.
+        charge_api(&mut c, Api::StableGrow, 0)?;
         stable_size_32(&c)?;
         let grown = c.data_mut().stable.grow(u(pages), MAX_PAGES_32BIT);
         Ok(grown.map_or(-1, |old| old as i32))
@@ -83,14 +127,26 @@ pub(super) fn register_stable(linker: &mut Linker<HostState>) -> wasmtime::Resul
         IC0,
         "stable64_read",
         |mut c: Ctx<'_>, dst: i64, offset: i64, size: i64| {
-            stable_read(&mut c, dst as u64, offset as u64, size as u64)
+            stable_read(
+                &mut c,
+                Api::Stable64Read,
+                dst as u64,
+                offset as u64,
+                size as u64,
+            )
         },
     )?;
     linker.func_wrap(
         IC0,
         "stable64_write",
         |mut c: Ctx<'_>, offset: i64, src: i64, size: i64| {
-            stable_write(&mut c, offset as u64, src as u64, size as u64)
+            stable_write(
+                &mut c,
+                Api::Stable64Write,
+                offset as u64,
+                src as u64,
+                size as u64,
+            )
         },
     )?;
     linker.func_wrap(
@@ -98,7 +154,7 @@ pub(super) fn register_stable(linker: &mut Linker<HostState>) -> wasmtime::Resul
         "stable_read",
         |mut c: Ctx<'_>, dst: i32, offset: i32, size: i32| {
             stable_size_32(&c)?;
-            stable_read(&mut c, u(dst), u(offset), u(size))
+            stable_read(&mut c, Api::StableRead, u(dst), u(offset), u(size))
         },
     )?;
     linker.func_wrap(
@@ -106,7 +162,7 @@ pub(super) fn register_stable(linker: &mut Linker<HostState>) -> wasmtime::Resul
         "stable_write",
         |mut c: Ctx<'_>, offset: i32, src: i32, size: i32| {
             stable_size_32(&c)?;
-            stable_write(&mut c, u(offset), u(src), u(size))
+            stable_write(&mut c, Api::StableWrite, u(offset), u(src), u(size))
         },
     )?;
     Ok(())

@@ -30,7 +30,8 @@ pub fn text(id: &[u8]) -> String {
     if id.len() <= 29 {
         Principal::from_slice(id).to_text()
     } else {
-        format!("0x{}", hex::encode(id))
+        let digits: String = id.iter().map(|byte| format!("{byte:02x}")).collect();
+        format!("0x{digits}")
     }
 }
 

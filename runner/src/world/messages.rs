@@ -1,6 +1,6 @@
 //! What travels through a [`super::World`]'s queue, and the trace of what ran.
 
-use crate::canister::Reject;
+use crate::errors::Reject;
 use crate::state::Closure;
 
 /// A message waiting in the queue.
@@ -43,8 +43,8 @@ pub enum ExecutedKind {
 /// One message executed by [`super::World::update`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecutedMessage {
-    /// The canister that executed it (principal bytes).
-    pub canister: Vec<u8>,
+    /// The canister that executed it.
+    pub canister: candid::Principal,
     /// Its kind.
     pub kind: ExecutedKind,
     /// The method called (ingress and requests) or, for callbacks and

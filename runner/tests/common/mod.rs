@@ -2,7 +2,11 @@
 //! installing them and reading results.
 #![allow(dead_code)]
 
-use icrun::{CallResult, Canister, Env, Limits, ANONYMOUS};
+use candid::Principal;
+use icrun::{CallResult, Canister, Env, Limits, Options};
+
+/// The anonymous principal, the caller of most test messages.
+pub const ANONYMOUS: Principal = Principal::anonymous();
 
 /// Every ic0 import the tests use, with wasm32 signatures.
 pub const IMPORTS: &str = r#"
@@ -62,7 +66,18 @@ pub fn install_wasm(wasm: &[u8]) -> Canister {
 
 /// Installs `wasm` with the given limits.
 pub fn install_with(wasm: &[u8], limits: Limits) -> Canister {
-    match Canister::install_with_limits(wasm, &[], ANONYMOUS, Env::default(), limits) {
+    install_with_options(
+        wasm,
+        Options {
+            limits,
+            ..Options::default()
+        },
+    )
+}
+
+/// Installs `wasm` with the given options (limits, metering, tracing).
+pub fn install_with_options(wasm: &[u8], options: Options) -> Canister {
+    match Canister::install_with(wasm, &[], ANONYMOUS, Env::default(), options) {
         Ok((canister, _)) => canister,
         Err(e) => panic!("install failed: {e}"),
     }

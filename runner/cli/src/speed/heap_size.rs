@@ -3,12 +3,14 @@
 //! size, since icrun snapshots and rolls back only what a message touches.
 
 use super::clock::Stopwatch;
-use crate::heap::HEAP_PAGE_SIZE;
-use crate::{Canister, Env, Limits, ANONYMOUS};
+use candid::Principal;
+use icrun::{Canister, Env, Limits, Options};
 use std::time::Duration;
 
 /// Wasm pages are 64 KiB.
 const WASM_PAGE: usize = 64 * 1024;
+/// The heap pages icrun tracks writes to (docs/metering.md §6: 4 KiB).
+const HEAP_PAGE_SIZE: usize = 4 * 1024;
 
 /// A canister whose init grows the heap to `pages` Wasm pages and writes
 /// every 4 KiB page, and whose update `touch` writes 8 bytes and replies.
@@ -37,13 +39,17 @@ fn canister(pages: usize) -> Result<Vec<u8>, String> {
 /// (rounded up to whole 64 KiB pages), after a few warm-up messages.
 pub fn touch_time(heap_bytes: usize, messages: usize) -> Result<Duration, String> {
     let wasm = canister(heap_bytes.div_ceil(WASM_PAGE).max(1))?;
-    let (mut canister, _) =
-        Canister::install_with_limits(&wasm, &[], ANONYMOUS, Env::default(), Limits::unlimited())
-            .map_err(|e| format!("install failed: {e}"))?;
+    let options = Options {
+        limits: Limits::unlimited(),
+        ..Options::default()
+    };
+    let anonymous = Principal::anonymous();
+    let (mut canister, _) = Canister::install_with(&wasm, &[], anonymous, Env::default(), options)
+        .map_err(|e| format!("install failed: {e}"))?;
     let mut times = Vec::with_capacity(messages);
     for round in 0..messages + 5 {
         let started = Stopwatch::start();
-        let result = canister.update("touch", &[], ANONYMOUS);
+        let result = canister.update("touch", &[], anonymous);
         let elapsed = started.elapsed();
         if let Err(reject) = result.reply {
             return Err(format!("touch was rejected: {reject}"));

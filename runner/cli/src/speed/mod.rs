@@ -3,8 +3,8 @@
 //!
 //! - [`workload`] defines what is run: batches of `insert_users` on a B-tree
 //!   canister, or repeated calls of one query (e.g. a canbench bench);
-//! - [`plain`] runs the same, uninstrumented module in wasmtime with the same
-//!   host functions minus the charges: the baseline of the slowdown;
+//! - [`icrun::Unmetered`] runs the same, uninstrumented module in wasmtime with the
+//!   same host functions minus the charges: the baseline of the slowdown;
 //! - [`cli`] parses the command line and prints the figures;
 //! - [`clock`] measures the thread's CPU time (robust on a shared machine);
 //! - [`heap_size`] times a small message on canisters with small and large
@@ -13,7 +13,6 @@
 pub mod cli;
 pub mod clock;
 pub mod heap_size;
-pub mod plain;
 pub mod workload;
 
 pub use workload::{measure, Speed, Workload};

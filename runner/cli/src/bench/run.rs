@@ -1,6 +1,13 @@
 //! Running a canbench configuration on icrun: build, install on a subnet
 //! without instruction limits, load the stable memory image, run each
-//! `__canbench__<name>` query and report (ic-metering.md §7).
+//! `__canbench__<name>` query and report (docs/metering.md §9).
+//!
+//! With `--instruction-tracing`, a second canister of the same module with icrun's trace
+//! hooks runs each bench again, and the trace of canbench's bench window (from the first
+//! `performance_counter` reading to the one the bench's total later) becomes
+//! `<bench>.svg` beside the results file, as canbench names it. The hooks cost nothing, so
+//! the traced instructions add up to the bench's total exactly; a trace that does not is an
+//! error. With `--breakdown`, the same window's charges are printed after each bench.
 
 use super::compare::entries;
 use super::config::{BenchConfig, CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE};
@@ -12,7 +19,8 @@ use super::results_file::{self, Results};
 use super::style::Style;
 use super::summary::summary;
 use super::table::{self, MAX_DISPLAYED_ROWS};
-use crate::{Canister, Env, Limits, ANONYMOUS};
+use candid::Principal;
+use icrun::{Canister, Env, Limits, Options, Window};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,12 +52,34 @@ pub fn run(options: &BenchOptions, style: Style, out: &mut dyn Write) -> Result<
         build(command, &config.dir)?;
     }
     let wasm = read_wasm(&config.wasm_path)?;
-    let mut canister = install(&wasm, &config, options.show_canister_output)?;
+    let mut canister = install(&wasm, &config, options, false)?;
+    canister.record_readings(options.breakdown);
+    let mut tracer = match options.instruction_tracing {
+        true => Some(install(&wasm, &config, options, true)?),
+        false => None,
+    };
 
     let mut text = String::new();
     let mut results = Results::new();
     for name in bench_names(&canister, options) {
         let result = run_bench(&mut canister, &name, options.show_canister_output)?;
+        if let Some(tracer) = tracer.as_mut() {
+            let path = crate::flamegraph::bench_svg_path(&config.results_path, &name);
+            trace_bench(tracer, &name, result.total.instructions, &path)?;
+            text.push_str(&format!(
+                "Instruction traces written to {}\n",
+                path.display()
+            ));
+        }
+        if options.breakdown {
+            match canister.last_window_breakdown(result.total.instructions) {
+                Some(breakdown) => {
+                    text.push_str(&format!("Breakdown of {name}:\n"));
+                    text.push_str(&crate::breakdown::render(&breakdown));
+                }
+                None => text.push_str(&format!("{name}: no bench window to break down\n")),
+            }
+        }
         if !options.hide_results {
             text.push_str(&format!("{SEPARATOR}\n\n"));
             let previous = old.get(&name);
@@ -157,14 +187,26 @@ pub fn read_wasm(path: &Path) -> Result<Vec<u8>, String> {
 }
 
 /// Installs with `init_args` on a subnet without instruction limits (canbench's
-/// benchmarking subnet, ic-metering.md §7), then loads the stable memory image.
-fn install(wasm: &[u8], config: &BenchConfig, show_output: bool) -> Result<Canister, String> {
-    let (mut canister, installed) = Canister::install_with_limits(
+/// benchmarking subnet, docs/metering.md §9), with trace hooks if `tracing`, then loads the
+/// stable memory image.
+fn install(
+    wasm: &[u8],
+    config: &BenchConfig,
+    bench: &BenchOptions,
+    tracing: bool,
+) -> Result<Canister, String> {
+    let show_output = bench.show_canister_output;
+    let options = Options {
+        limits: Limits::unlimited(),
+        metering: bench.metering,
+        tracing,
+    };
+    let (mut canister, installed) = Canister::install_with(
         wasm,
         &config.init_args,
-        ANONYMOUS,
+        Principal::anonymous(),
         Env::default(),
-        Limits::unlimited(),
+        options,
     )
     .map_err(|e| format!("installing {} failed: {e}", config.wasm_path.display()))?;
     show(show_output, &canister, &installed.debug_output);
@@ -197,7 +239,8 @@ fn run_bench(
     name: &str,
     show_output: bool,
 ) -> Result<BenchResult, String> {
-    let result = canister.query(&format!("{BENCH_PREFIX}{name}"), UNIT_ARGUMENT, ANONYMOUS);
+    let method = format!("{BENCH_PREFIX}{name}");
+    let result = canister.query(&method, UNIT_ARGUMENT, Principal::anonymous());
     show(show_output, canister, &result.debug_output);
     match &result.reply {
         Ok(bytes) => BenchResult::from_candid(bytes),
@@ -208,12 +251,41 @@ fn run_bench(
     }
 }
 
+/// Runs bench `name` on the traced canister and writes the flame graph of its window
+/// (`instructions` long, the untraced run's total) to `path`.
+fn trace_bench(
+    tracer: &mut Canister,
+    name: &str,
+    instructions: u64,
+    path: &std::path::Path,
+) -> Result<(), String> {
+    tracer.record_traces(true);
+    let method = format!("{BENCH_PREFIX}{name}");
+    let result = tracer.query(&method, UNIT_ARGUMENT, Principal::anonymous());
+    if let Err(reject) = &result.reply {
+        return Err(format!("Error tracing benchmark {name}: {reject}"));
+    }
+    let trace = tracer
+        .last_trace()
+        .ok_or_else(|| format!("no trace was recorded for {name}"))?;
+    let folded = trace
+        .fold(name, Window::Bench { instructions })
+        .map_err(|e| format!("tracing {name}: {e}"))?;
+    if folded.total() != instructions {
+        return Err(format!(
+            "the trace of {name} adds up to {} instructions, the bench measured {instructions}",
+            folded.total()
+        ));
+    }
+    crate::flamegraph::write(&folded, name, path)
+}
+
 /// Prints the canister's debug output to stderr, as PocketIC logs it.
 fn show(enabled: bool, canister: &Canister, lines: &[String]) {
     if !enabled {
         return;
     }
-    let id = candid::Principal::from_slice(&canister.env().canister_id).to_text();
+    let id = canister.env().canister_id.to_text();
     for line in lines {
         eprintln!("[Canister {id}] {line}");
     }

@@ -1,10 +1,8 @@
 //! The speed workloads and their measurement, metered (icrun) and plain.
 
 use super::clock::Stopwatch;
-use super::plain::Plain;
-use crate::state::{MessageKind, Response};
-use crate::{Canister, Env, ANONYMOUS};
-use candid::CandidType;
+use candid::{CandidType, Principal};
+use icrun::{Canister, Env, Limits, Options, Unmetered};
 use std::time::Duration;
 
 /// Length of each generated username (anchors.md A: 100-byte usernames).
@@ -36,20 +34,11 @@ struct User {
     username: String,
 }
 
-/// A message of the workload: kind, method and argument.
+/// A message of the workload: query or update, method and argument.
 struct Message {
-    kind: MessageKind,
+    query: bool,
     method: String,
     arg: Vec<u8>,
-}
-
-impl Message {
-    fn export(&self) -> String {
-        match self.kind {
-            MessageKind::Query => format!("canister_query {}", self.method),
-            _ => format!("canister_update {}", self.method),
-        }
-    }
 }
 
 /// xorshift64*: deterministic ids without a dependency.
@@ -80,7 +69,7 @@ impl Workload {
                             .collect();
                         let arg = candid::encode_one(&users).map_err(|e| e.to_string())?;
                         Ok(Message {
-                            kind: MessageKind::Update,
+                            query: false,
                             method: "insert_users".into(),
                             arg,
                         })
@@ -89,7 +78,7 @@ impl Workload {
             }
             Workload::Query { method, runs } => Ok((0..*runs)
                 .map(|_| Message {
-                    kind: MessageKind::Query,
+                    query: true,
                     method: method.clone(),
                     arg: b"DIDL\x00\x00".to_vec(),
                 })
@@ -104,7 +93,7 @@ pub struct Speed {
     /// Messages run.
     pub messages: usize,
     /// Instructions icrun counted (sum over messages, including the heap
-    /// dirty-page charge of updates, ic-metering.md §4).
+    /// dirty-page charge of updates, docs/metering.md §6).
     pub instructions: u64,
     /// CPU time of the messages on icrun (install and compilation excluded).
     pub metered: Duration,
@@ -127,15 +116,21 @@ impl Speed {
 /// Runs `workload` on `wasm` under icrun and then plain; every message must reply.
 pub fn measure(wasm: &[u8], init_arg: &[u8], workload: &Workload) -> Result<Speed, String> {
     let messages = workload.messages()?;
-    let (mut canister, _) = Canister::install(wasm, init_arg, ANONYMOUS, Env::default())
-        .map_err(|e| format!("install failed: {e}"))?;
-    canister.set_limits(crate::Limits::unlimited());
+    let options = Options {
+        limits: Limits::unlimited(),
+        ..Options::default()
+    };
+    let anonymous = Principal::anonymous();
+    let (mut canister, _) =
+        Canister::install_with(wasm, init_arg, anonymous, Env::default(), options)
+            .map_err(|e| format!("install failed: {e}"))?;
     let mut instructions = 0u64;
     let started = Stopwatch::start();
     for message in &messages {
-        let result = match message.kind {
-            MessageKind::Query => canister.query(&message.method, &message.arg, ANONYMOUS),
-            _ => canister.update(&message.method, &message.arg, ANONYMOUS),
+        let result = if message.query {
+            canister.query(&message.method, &message.arg, anonymous)
+        } else {
+            canister.update(&message.method, &message.arg, anonymous)
         };
         if let Err(reject) = &result.reply {
             return Err(format!("{} was rejected: {reject}", message.method));
@@ -144,16 +139,15 @@ pub fn measure(wasm: &[u8], init_arg: &[u8], workload: &Workload) -> Result<Spee
     }
     let metered = started.elapsed();
 
-    let mut plain = Plain::install(wasm, init_arg)?;
+    let mut plain = Unmetered::install(wasm, init_arg)?;
     let started = Stopwatch::start();
     for message in &messages {
-        let response = plain.call(
-            message.kind,
-            &message.export(),
-            &message.method,
-            &message.arg,
-        )?;
-        if !matches!(response, Some(Response::Reply(_))) {
+        let response = if message.query {
+            plain.query(&message.method, &message.arg)?
+        } else {
+            plain.update(&message.method, &message.arg)?
+        };
+        if response.is_none() {
             return Err(format!("{} did not reply when run plain", message.method));
         }
     }

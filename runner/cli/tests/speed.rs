@@ -1,8 +1,8 @@
 //! `icrun speed` machinery on small inputs (the figures themselves are a
 //! benchmark, recorded in docs/calibration.md, not asserted here).
 
-use icrun::speed::heap_size::touch_time;
-use icrun::speed::{measure, Workload};
+use icrun_cli::speed::heap_size::touch_time;
+use icrun_cli::speed::{measure, Workload};
 use std::process::Command;
 
 /// A query that spins 1000 loop iterations, calls `performance_counter`

@@ -1,4 +1,4 @@
-//! `icrun bench`: a drop-in for `canbench` (ic-metering.md §7) on icrun.
+//! `icrun bench`: a drop-in for `canbench` (docs/metering.md §9) on icrun.
 //!
 //! - [`config`] reads `canbench.yml`;
 //! - [`measurement`] holds canbench's `BenchResult` (Candid in, YAML out);

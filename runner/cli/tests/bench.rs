@@ -3,7 +3,7 @@
 //! between benches, init arguments, the stable memory image, gzipped Wasm,
 //! `build_cmd` and the exit codes of `--fail-on-regression` / `--fail-on-change`.
 
-use icrun::bench::{self, style::Style, BenchOptions, BenchResult, Measurement};
+use icrun_cli::bench::{self, style::Style, BenchOptions, BenchResult, Measurement};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;

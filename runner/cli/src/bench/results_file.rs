@@ -1,5 +1,5 @@
 //! `canbench_results.yml`: the committed baseline, in canbench's exact format
-//! (ic-metering.md §7): a `benches` map by name (sorted), each with `total`
+//! (docs/metering.md §9): a `benches` map by name (sorted), each with `total`
 //! and `scopes`, then the `version` of canbench that wrote it.
 
 use super::measurement::BenchResult;
@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The canbench version written to results files: icrun reproduces canbench
-/// 0.7 (ic-metering.md §7), so canbench 0.7 and later read them.
+/// 0.7 (docs/metering.md §9), so canbench 0.7 and later read them.
 pub const CANBENCH_VERSION: &str = "0.7.0";
 
 /// Results by bench name, sorted.

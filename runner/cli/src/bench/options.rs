@@ -2,14 +2,17 @@
 //! `--fail-on-regression` and `--fail-on-change`.
 
 use super::gate::Gate;
+use crate::call::parse_metering;
+use icrun::Metering;
 use std::path::PathBuf;
 
 /// Usage text of `icrun bench`.
 pub const USAGE: &str = "usage: icrun bench [PATTERN] [--config FILE] [--persist] [--csv] \
 [--noise-threshold PCT] [--show-canister-output] [--less-verbose] [--hide-results] \
-[--show-summary] [--fail-on-regression | --fail-on-change]";
+[--show-summary] [--fail-on-regression | --fail-on-change] [--instruction-tracing] \
+[--breakdown] [--metering pocketic-13|master-2026]";
 
-/// canbench's default noise threshold, in percent (ic-metering.md §7).
+/// canbench's default noise threshold, in percent (docs/metering.md §9).
 pub const DEFAULT_NOISE_THRESHOLD: f64 = 2.0;
 
 /// Parsed options of `icrun bench`.
@@ -35,6 +38,13 @@ pub struct BenchOptions {
     pub show_summary: bool,
     /// When the run fails because of its results.
     pub gate: Gate,
+    /// Write a flame graph of each bench (`<bench>.svg` beside the results file).
+    pub instruction_tracing: bool,
+    /// Print where each bench's instructions went.
+    pub breakdown: bool,
+    /// The metering profile (results under another profile than the default do not
+    /// compare with canbench's).
+    pub metering: Metering,
 }
 
 impl Default for BenchOptions {
@@ -50,6 +60,9 @@ impl Default for BenchOptions {
             hide_results: false,
             show_summary: false,
             gate: Gate::Off,
+            instruction_tracing: false,
+            breakdown: false,
+            metering: Metering::default(),
         }
     }
 }
@@ -80,13 +93,16 @@ impl BenchOptions {
                 "--show-summary" => options.show_summary = true,
                 "--fail-on-regression" => options.set_gate(Gate::Regression)?,
                 "--fail-on-change" => options.set_gate(Gate::Change)?,
+                "--instruction-tracing" => options.instruction_tracing = true,
+                "--breakdown" => options.breakdown = true,
+                "--metering" => options.metering = parse_metering(&value("--metering")?)?,
                 // canbench checks its PocketIC binary's hash; icrun has none.
                 "--no-runtime-integrity-check" => {}
                 "--config" => options.config = Some(PathBuf::from(value("--config")?)),
                 "--noise-threshold" => {
                     options.noise_threshold = parse_threshold(&value("--noise-threshold")?)?
                 }
-                "--instruction-tracing" | "--runtime-path" => {
+                "--runtime-path" => {
                     return Err(format!(
                         "{flag} is a PocketIC feature icrun does not provide"
                     ))
@@ -152,6 +168,14 @@ mod tests {
         assert_eq!(options.noise_threshold, 0.5);
         assert_eq!(options.config, Some(PathBuf::from("x/canbench.yml")));
         assert_eq!(options.gate, Gate::Change);
+        let traced = parse(&[
+            "--instruction-tracing",
+            "--breakdown",
+            "--metering=master-2026",
+        ])
+        .expect("valid");
+        assert!(traced.instruction_tracing && traced.breakdown);
+        assert_eq!(traced.metering, Metering::Master2026);
         assert!(options.selects("btreemap_insert") && !options.selects("get"));
         assert_eq!(parse(&[]).expect("valid"), BenchOptions::default());
     }

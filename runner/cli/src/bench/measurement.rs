@@ -12,7 +12,7 @@ use candid::CandidType;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// One measurement (ic-metering.md §7: memory increases in 64 KiB pages).
+/// One measurement (docs/metering.md §9: memory increases in 64 KiB pages).
 /// Fields absent from an older results file read as 0, as in canbench.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, CandidType)]
 pub struct Measurement {

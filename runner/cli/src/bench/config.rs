@@ -1,5 +1,5 @@
 //! `canbench.yml`: what to build, which Wasm to install and where results go
-//! (ic-metering.md §7).
+//! (docs/metering.md §9).
 
 use serde::Deserialize;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,16 @@
+//! The `icrun` command line, apart from the runtime library (`icrun`):
+//!
+//! - [`bench`] is `icrun bench`, canbench on icrun, with `--instruction-tracing`,
+//!   `--breakdown` and `--metering`;
+//! - [`call`] is `icrun call`, one method call on a freshly installed canister;
+//! - [`speed`] is `icrun speed`, a benchmark of icrun itself;
+//! - [`candid_io`] converts Candid text to bytes and back;
+//! - [`flamegraph`] renders instruction traces the way canbench does, with `inferno`;
+//! - [`breakdown`] prints where a message's instructions went.
+
+pub mod bench;
+pub mod breakdown;
+pub mod call;
+pub mod candid_io;
+pub mod flamegraph;
+pub mod speed;

@@ -1,0 +1,417 @@
+//! Tracking the Wasm heap pages a message touches, with page protection, as the replica does
+//! (docs/metering.md §6). One tracker serves one linear memory, in one of two modes:
+//!
+//! - [`Tracking::Writes`] ([`crate::Metering::PocketIc13`]): during a message the memory is
+//!   read-only except the 4 KiB pages the message already wrote; the first write to a page
+//!   faults, the fault handler saves the page and makes it writable. The saved pages are both
+//!   the dirty-page count (charged after the message) and the undo log.
+//! - [`Tracking::Regions`] ([`crate::Metering::Master2026`]): at the start of a message the
+//!   memory is inaccessible; the first access to a 64 KiB Wasm page faults and is charged
+//!   (the handler maps the page readable, or readable and writable in a query); in an update a
+//!   first write to a readable page faults again, is charged again, and the page is saved and
+//!   made writable. Charges taken in the handler wait in the tracker until the runtime applies
+//!   them to the instruction counter at its next system call ([`MemoryTracker::take_charges`]).
+//!
+//! The protection stays between messages: the next message only re-protects the pages the
+//! previous one opened (and pages the memory grew by). So the per-message cost is
+//! proportional to the pages touched, never to the size of the heap.
+//!
+//! The fault handler is installed per store with wasmtime's `StoreExt::set_signal_handler`,
+//! which wasmtime consults for every fault during a call into Wasm, including faults in host
+//! functions (the ic0 functions that read and write the heap) and in wasmtime's own
+//! bulk-memory code. Outside calls the runtime must not read a region the tracker left
+//! inaccessible: [`MemoryTracker::unprotect_all`] first.
+
+use std::cell::UnsafeCell;
+
+/// Size of a tracked OS page (docs/metering.md §6: 4 KiB).
+pub const TRACKED_PAGE: usize = 4096;
+
+/// docs/metering.md §6: the replica's memory tracker maps and charges 64 KiB Wasm pages.
+const REGION: usize = 64 * 1024;
+
+/// What a message's tracker records, and how pages are protected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tracking {
+    /// First writes per 4 KiB page ([`crate::Metering::PocketIc13`]).
+    Writes,
+    /// First accesses, and in updates first writes, per 64 KiB Wasm page
+    /// ([`crate::Metering::Master2026`]), each charged as given.
+    Regions {
+        /// Instructions per Wasm page first accessed.
+        access: u64,
+        /// Instructions per Wasm page first written (only when `track_writes`).
+        write: u64,
+        /// Whether writes are tracked and charged (update, init and upgrade messages; the
+        /// replica's `DirtyPageTracking::Track`). Queries are charged for accesses only.
+        track_writes: bool,
+    },
+}
+
+impl Tracking {
+    fn unit(self) -> usize {
+        match self {
+            Tracking::Writes => TRACKED_PAGE,
+            Tracking::Regions { .. } => REGION,
+        }
+    }
+
+    /// The protection of an untouched unit at the start of a message.
+    fn closed(self) -> libc::c_int {
+        match self {
+            Tracking::Writes => libc::PROT_READ,
+            Tracking::Regions { .. } => libc::PROT_NONE,
+        }
+    }
+}
+
+/// Page charges taken by the fault handler and not yet applied to the instruction counter.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct RegionCharges {
+    /// 64 KiB Wasm pages first accessed.
+    pub accessed: u64,
+    /// 64 KiB Wasm pages first written.
+    pub written: u64,
+    /// Instructions for both.
+    pub instructions: u64,
+}
+
+/// What a region went through in the current message ([`Tracking::Regions`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RegionState {
+    Untouched,
+    Read,
+    Written,
+}
+
+struct State {
+    active: bool,
+    base: usize,
+    len: usize,
+    tracking: Tracking,
+    /// (unit index, original content) of every unit saved since `begin`.
+    saved: Vec<(usize, Box<[u8]>)>,
+    /// Bytes from `base` that were protected (in the `tracking` mode's closed state, except
+    /// the units in `opened`).
+    protected_len: usize,
+    /// Units made accessible since the last `begin`.
+    opened: Vec<usize>,
+    /// Per region, what the current message did to it ([`Tracking::Regions`]).
+    regions: Vec<RegionState>,
+    /// Regions whose state is not `Untouched`.
+    touched: Vec<usize>,
+    pending: RegionCharges,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            active: false,
+            base: 0,
+            len: 0,
+            tracking: Tracking::Writes,
+            saved: Vec::new(),
+            protected_len: 0,
+            opened: Vec::new(),
+            regions: Vec::new(),
+            touched: Vec::new(),
+            pending: RegionCharges::default(),
+        }
+    }
+}
+
+fn protect(address: usize, len: usize, protection: libc::c_int) -> bool {
+    // SAFETY: callers pass ranges inside the accessible part of the tracked linear memory;
+    // the tracker restores access on faults (or with `unprotect_all`).
+    unsafe { libc::mprotect(address as *mut libc::c_void, len, protection) == 0 }
+}
+
+impl State {
+    /// Gives the units `[start, end)` the closed protection of the current mode.
+    fn close_units(&self, start: usize, end: usize) -> bool {
+        if start >= end {
+            return true;
+        }
+        let unit = self.tracking.unit();
+        protect(
+            self.base + start * unit,
+            (end - start) * unit,
+            self.tracking.closed(),
+        )
+    }
+
+    /// Closes the units opened since the last `begin`, merged into runs of consecutive
+    /// units, and the part the memory grew by.
+    fn reprotect(&mut self) -> bool {
+        let mut units = std::mem::take(&mut self.opened);
+        units.sort_unstable();
+        units.dedup();
+        let mut ok = true;
+        let mut run: Option<(usize, usize)> = None;
+        for unit in units {
+            run = match run {
+                Some((start, end)) if end == unit => Some((start, unit + 1)),
+                Some((start, end)) => {
+                    ok &= self.close_units(start, end);
+                    Some((unit, unit + 1))
+                }
+                None => Some((unit, unit + 1)),
+            };
+        }
+        if let Some((start, end)) = run {
+            ok &= self.close_units(start, end);
+        }
+        let unit = self.tracking.unit();
+        ok &= self.close_units(self.protected_len / unit, self.len / unit);
+        self.protected_len = self.len;
+        ok
+    }
+
+    /// Makes the whole memory readable and writable and forgets its protection.
+    fn unprotect_all(&mut self) {
+        let len = self.protected_len.max(self.len);
+        if len > 0 {
+            protect(self.base, len, libc::PROT_READ | libc::PROT_WRITE);
+        }
+        self.protected_len = 0;
+        self.opened.clear();
+    }
+
+    fn reset_regions(&mut self) {
+        for region in self.touched.drain(..) {
+            if let Some(state) = self.regions.get_mut(region) {
+                *state = RegionState::Untouched;
+            }
+        }
+        let regions = self.len.div_ceil(REGION);
+        if self.regions.len() < regions {
+            self.regions.resize(regions, RegionState::Untouched);
+        }
+    }
+
+    /// Saves unit `unit` (before its first write) and makes it accessible with `protection`.
+    fn open(&mut self, unit: usize, save: bool, protection: libc::c_int) -> bool {
+        let size = self.tracking.unit();
+        let start = self.base + unit * size;
+        if save {
+            // SAFETY: the unit lies inside the tracked memory, which is at least readable here
+            // (a closed region is made readable first by the caller when it saves).
+            let original = unsafe { std::slice::from_raw_parts(start as *const u8, size) };
+            self.saved.push((unit, original.into()));
+        }
+        self.opened.push(unit);
+        protect(start, size, protection)
+    }
+
+    /// A fault at byte `offset` of the memory, in [`Tracking::Writes`] mode.
+    fn write_fault(&mut self, offset: usize) -> bool {
+        let page = offset / TRACKED_PAGE;
+        self.open(page, true, libc::PROT_READ | libc::PROT_WRITE)
+    }
+
+    /// A fault at byte `offset` of the memory, in [`Tracking::Regions`] mode.
+    fn region_fault(&mut self, offset: usize, access: u64, write: u64, track_writes: bool) -> bool {
+        let region = offset / REGION;
+        let Some(state) = self.regions.get(region).copied() else {
+            return false;
+        };
+        let read_write = libc::PROT_READ | libc::PROT_WRITE;
+        match state {
+            RegionState::Untouched => {
+                self.regions[region] = RegionState::Read;
+                self.touched.push(region);
+                self.pending.accessed += 1;
+                self.pending.instructions += access;
+                if track_writes {
+                    // A write retries and faults again on the read-only page (below).
+                    self.open(region, false, libc::PROT_READ)
+                } else {
+                    // A query's writes are not charged but must be undone: save first.
+                    protect(self.base + region * REGION, REGION, libc::PROT_READ)
+                        && self.open(region, true, read_write)
+                }
+            }
+            RegionState::Read if track_writes => {
+                self.regions[region] = RegionState::Written;
+                self.pending.written += 1;
+                self.pending.instructions += write;
+                self.open(region, true, read_write)
+            }
+            // A fault on a page the tracker opened fully is not the tracker's.
+            RegionState::Read | RegionState::Written => false,
+        }
+    }
+}
+
+/// Page tracking of one linear memory; shared between the store's fault handler and the
+/// runtime.
+///
+/// Safety model: a store runs on one thread at a time and the fault handler runs
+/// synchronously on that thread while Wasm (or a host function called from it) is executing;
+/// the runtime only touches the state between calls or from host functions, never while the
+/// handler runs. So the state is never accessed concurrently.
+#[derive(Default)]
+pub(crate) struct MemoryTracker {
+    state: UnsafeCell<State>,
+}
+
+// SAFETY: see the type's safety model: accesses never overlap in time.
+unsafe impl Sync for MemoryTracker {}
+// SAFETY: the state holds only owned data and addresses.
+unsafe impl Send for MemoryTracker {}
+
+impl MemoryTracker {
+    /// A tracker that is not tracking anything.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    fn state(&self) -> &mut State {
+        // SAFETY: see the type's safety model.
+        unsafe { &mut *self.state.get() }
+    }
+
+    /// Whether the system supports tracking (its page size is 4 KiB).
+    pub fn supported() -> bool {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        page == TRACKED_PAGE as libc::c_long
+    }
+
+    /// Starts tracking `[base, base + len)` for a message, in `tracking` mode: closes the
+    /// units opened by the previous message (the whole range the first time, or when the
+    /// mode changed). Returns false (and leaves the memory accessible, tracking nothing) if
+    /// the memory cannot be protected.
+    pub fn begin(&self, base: *mut u8, len: usize, tracking: Tracking) -> bool {
+        let state = self.state();
+        state.saved.clear();
+        state.pending = RegionCharges::default();
+        if state.base != base as usize || len < state.protected_len {
+            // Another memory: nothing of it is protected yet (the old one is gone).
+            state.protected_len = 0;
+            state.opened.clear();
+        } else if state.tracking.unit() != tracking.unit()
+            || state.tracking.closed() != tracking.closed()
+        {
+            // Another mode on the same memory: start from an unprotected memory.
+            state.unprotect_all();
+        }
+        state.base = base as usize;
+        state.len = len;
+        state.tracking = tracking;
+        state.reset_regions();
+        let ok = state.reprotect();
+        if !ok {
+            state.unprotect_all();
+        }
+        state.active = ok;
+        ok
+    }
+
+    /// Called by the fault handler with the faulting address; returns whether the fault was
+    /// the tracker's (and is now resolved).
+    pub fn on_fault(&self, address: usize) -> bool {
+        let state = self.state();
+        if !state.active || address < state.base || address >= state.base + state.len {
+            return false;
+        }
+        let offset = address - state.base;
+        match state.tracking {
+            Tracking::Writes => state.write_fault(offset),
+            Tracking::Regions {
+                access,
+                write,
+                track_writes,
+            } => state.region_fault(offset, access, write, track_writes),
+        }
+    }
+
+    /// [`Tracking::Regions`]: accounts for the part the memory grew by since the message
+    /// started (`len` is its size now): wasmtime maps grown memory accessible, so accesses to
+    /// it do not fault. A grown region that is no longer all zeros counts as accessed and
+    /// (in updates) written; the others are closed, so that their first access faults.
+    /// Reads of grown zero pages before this call are not seen (docs/metering.md §10).
+    pub fn catch_up_growth(&self, len: usize) {
+        let state = self.state();
+        let Tracking::Regions {
+            access,
+            write,
+            track_writes,
+        } = state.tracking
+        else {
+            return;
+        };
+        if !state.active || len <= state.len {
+            return;
+        }
+        let first = state.len.div_ceil(REGION);
+        state.len = len;
+        let regions = len.div_ceil(REGION);
+        if state.regions.len() < regions {
+            state.regions.resize(regions, RegionState::Untouched);
+        }
+        for region in first..len / REGION {
+            let start = state.base + region * REGION;
+            // SAFETY: grown memory is mapped readable and writable by wasmtime.
+            let bytes = unsafe { std::slice::from_raw_parts(start as *const u8, REGION) };
+            if bytes.iter().any(|byte| *byte != 0) {
+                state.pending.accessed += 1;
+                state.pending.instructions += access;
+                state.touched.push(region);
+                state.opened.push(region);
+                if track_writes {
+                    state.pending.written += 1;
+                    state.pending.instructions += write;
+                    state.regions[region] = RegionState::Written;
+                } else {
+                    state.regions[region] = RegionState::Read;
+                }
+            } else {
+                protect(start, REGION, libc::PROT_NONE);
+            }
+        }
+        state.protected_len = len;
+    }
+
+    /// Takes the page charges the fault handler made since the last call.
+    pub fn take_charges(&self) -> RegionCharges {
+        std::mem::take(&mut self.state().pending)
+    }
+
+    /// Stops tracking faults. Units the message opened stay accessible (so they can be
+    /// undone) and are closed again by the next `begin`. Idempotent.
+    pub fn end(&self) {
+        self.state().active = false;
+    }
+
+    /// Units saved since `begin`: 4 KiB pages written ([`Tracking::Writes`]) or 64 KiB pages
+    /// saved before their first write ([`Tracking::Regions`]).
+    pub fn saved_units(&self) -> usize {
+        self.state().saved.len()
+    }
+
+    /// Writes the saved units back into `heap` (after `end`), undoing the writes of the
+    /// message, and forgets them.
+    pub fn undo(&self, heap: &mut [u8]) {
+        let state = self.state();
+        let unit = state.tracking.unit();
+        for (index, original) in state.saved.drain(..) {
+            let start = index * unit;
+            if let Some(target) = heap.get_mut(start..start + original.len()) {
+                target.copy_from_slice(&original);
+            }
+        }
+    }
+
+    /// Forgets the saved units (the message's writes are kept).
+    pub fn forget(&self) {
+        self.state().saved.clear();
+    }
+
+    /// Makes the whole memory accessible again (for the runtime's own reads between
+    /// messages); the next `begin` protects it anew.
+    pub fn unprotect_all(&self) {
+        self.state().unprotect_all();
+    }
+}

@@ -1,0 +1,522 @@
+//! Instruction traces: where a message spent its instructions, function by function.
+//!
+//! A module installed with [`crate::Options::tracing`] carries hooks at every function entry
+//! and exit and around every call of an imported (ic0) function. The hooks are code the
+//! instrumentation injects, so they are free (docs/metering.md §1): a traced message costs
+//! exactly what an untraced one does. Each hook records the instructions executed so far
+//! ([`TraceEvent`]); page charges the runtime makes between two hooks are recorded as events
+//! of their own, and so are `performance_counter` readings, which delimit canbench's bench
+//! window.
+//!
+//! [`Trace::fold`] turns the events into stacks with their self instructions, the input of a
+//! flame graph. Every instruction of the window lands on exactly one stack: the folded
+//! instructions add up to the window's length, to the instruction.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+
+/// A page charge the runtime made (docs/metering.md §6), as it appears in a trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PageCharge {
+    /// 4 KiB stable pages first dirtied by a write ([`crate::Metering::PocketIc13`]).
+    StableDirty,
+    /// 64 KiB heap pages first accessed ([`crate::Metering::Master2026`]).
+    HeapAccess,
+    /// 64 KiB heap pages first written ([`crate::Metering::Master2026`]).
+    HeapWrite,
+    /// 64 KiB stable pages first accessed ([`crate::Metering::Master2026`]).
+    StableAccess,
+    /// 64 KiB stable pages first written ([`crate::Metering::Master2026`]).
+    StableWrite,
+}
+
+impl PageCharge {
+    /// The frame name a flame graph shows for it.
+    pub fn frame(self) -> &'static str {
+        match self {
+            PageCharge::StableDirty => "[stable pages dirtied]",
+            PageCharge::HeapAccess => "[heap pages first accessed]",
+            PageCharge::HeapWrite => "[heap pages first written]",
+            PageCharge::StableAccess => "[stable pages first accessed]",
+            PageCharge::StableWrite => "[stable pages first written]",
+        }
+    }
+}
+
+/// One event of a trace; `at` is the instructions the message had executed at that point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceEvent {
+    /// The function with this index in the original module (imports first) was entered.
+    Enter {
+        /// Function index.
+        function: u32,
+        /// Instructions executed before it.
+        at: u64,
+    },
+    /// The function with this index returned.
+    Exit {
+        /// Function index.
+        function: u32,
+        /// Instructions executed by then.
+        at: u64,
+    },
+    /// The runtime charged `instructions` for pages, ending at `at`.
+    Pages {
+        /// What was charged.
+        kind: PageCharge,
+        /// How much.
+        instructions: u64,
+        /// Instructions executed once it was charged.
+        at: u64,
+    },
+    /// `performance_counter(0)` returned `at`.
+    Counter {
+        /// The value read.
+        at: u64,
+    },
+    /// The message's execution ended (later charges, like the heap dirty-page charge after
+    /// an update, come after it).
+    End {
+        /// Instructions executed.
+        at: u64,
+    },
+}
+
+/// Function names of a module by function index: the name section's, demangled, and
+/// `module::name` for imports without one.
+#[derive(Debug, Clone, Default)]
+pub struct FunctionNames {
+    names: HashMap<u32, String>,
+}
+
+impl FunctionNames {
+    /// Reads the names of `wasm` (an unreadable name section gives no names).
+    pub(crate) fn of(wasm: &[u8]) -> FunctionNames {
+        use wasmparser::{Name, Parser, Payload, TypeRef};
+        let mut names = HashMap::new();
+        let mut imported = 0u32;
+        for payload in Parser::new(0).parse_all(wasm).flatten() {
+            match payload {
+                Payload::ImportSection(section) => {
+                    for import in section.into_imports().flatten() {
+                        if matches!(import.ty, TypeRef::Func(_) | TypeRef::FuncExact(_)) {
+                            names.insert(imported, format!("{}::{}", import.module, import.name));
+                            imported += 1;
+                        }
+                    }
+                }
+                Payload::CustomSection(section) => {
+                    let wasmparser::KnownCustom::Name(reader) = section.as_known() else {
+                        continue;
+                    };
+                    for subsection in reader.flatten() {
+                        if let Name::Function(map) = subsection {
+                            for naming in map.into_iter().flatten() {
+                                // Imports keep their `module::name`.
+                                if naming.index >= imported {
+                                    let name = rustc_demangle::demangle(naming.name);
+                                    names.insert(naming.index, format!("{name:#}"));
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        FunctionNames { names }
+    }
+
+    /// The name of function `index`.
+    pub fn name(&self, index: u32) -> String {
+        self.names
+            .get(&index)
+            .cloned()
+            .unwrap_or_else(|| format!("func_{index}"))
+    }
+}
+
+/// Records the events of the message in progress.
+#[derive(Debug, Default)]
+pub(crate) struct Recorder {
+    pub events: Vec<TraceEvent>,
+}
+
+/// The events of one message, with the names of the module's functions.
+#[derive(Debug, Clone)]
+pub struct Trace {
+    events: Vec<TraceEvent>,
+    names: Arc<FunctionNames>,
+}
+
+/// Which part of a trace to fold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    /// The whole message.
+    Message,
+    /// canbench's bench window: from the first `performance_counter(0)` reading of the
+    /// message to the reading `instructions` later (the bench's total). Only frames entered
+    /// inside the window are shown; instructions of frames already open belong to the root,
+    /// as in canbench's own traces.
+    Bench {
+        /// The bench's total instructions.
+        instructions: u64,
+    },
+}
+
+/// Why a trace could not be folded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FoldError {
+    /// The bench window's start or end reading is not in the trace.
+    NoWindow(String),
+    /// An exit does not match the frame on top of the stack.
+    Unbalanced(String),
+}
+
+impl fmt::Display for FoldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FoldError::NoWindow(why) => write!(f, "no bench window in the trace: {why}"),
+            FoldError::Unbalanced(why) => write!(f, "unbalanced trace: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for FoldError {}
+
+/// A stack of a folded trace: function names from the root down.
+pub type Stack = Vec<String>;
+
+/// Stacks with the instructions spent in their top frame (self instructions).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Folded {
+    /// Self instructions by stack.
+    pub stacks: BTreeMap<Stack, u64>,
+}
+
+/// One function's instructions in a folded trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionCost {
+    /// The function (or charge) name.
+    pub name: String,
+    /// Instructions spent in it, its callees excluded.
+    pub self_instructions: u64,
+    /// Instructions spent in it and its callees (a recursive function counted once per
+    /// stack).
+    pub inclusive_instructions: u64,
+}
+
+impl Folded {
+    /// Every instruction of the fold.
+    pub fn total(&self) -> u64 {
+        self.stacks.values().sum()
+    }
+
+    /// Adds `instructions` to `stack` (for charges made after the traced execution, such as
+    /// the heap dirty-page charge of an update).
+    pub fn add(&mut self, stack: Stack, instructions: u64) {
+        if instructions > 0 {
+            *self.stacks.entry(stack).or_default() += instructions;
+        }
+    }
+
+    /// The folded lines flame graph tools read: `a;b;c <self instructions>`, one per stack.
+    pub fn lines(&self) -> String {
+        let mut text = String::new();
+        for (stack, instructions) in &self.stacks {
+            text.push_str(&stack.join(";"));
+            text.push(' ');
+            text.push_str(&instructions.to_string());
+            text.push('\n');
+        }
+        text
+    }
+
+    /// Every function's self and inclusive instructions, most inclusive first (ties by
+    /// name).
+    pub fn functions(&self) -> Vec<FunctionCost> {
+        let mut costs: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+        for (stack, instructions) in &self.stacks {
+            let mut seen: Vec<&str> = Vec::new();
+            for name in stack {
+                if !seen.contains(&name.as_str()) {
+                    seen.push(name);
+                    costs.entry(name).or_default().1 += instructions;
+                }
+            }
+            if let Some(top) = stack.last() {
+                costs.entry(top).or_default().0 += instructions;
+            }
+        }
+        let mut functions: Vec<FunctionCost> = costs
+            .into_iter()
+            .map(
+                |(name, (self_instructions, inclusive_instructions))| FunctionCost {
+                    name: name.to_string(),
+                    self_instructions,
+                    inclusive_instructions,
+                },
+            )
+            .collect();
+        functions.sort_by(|a, b| {
+            b.inclusive_instructions
+                .cmp(&a.inclusive_instructions)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        functions
+    }
+}
+
+/// A frame of the fold: a function, or a page charge under the function that caused it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Frame {
+    Function(u32),
+    Pages(PageCharge),
+}
+
+/// The state of a fold: the open frames and the instructions folded so far.
+struct Folder {
+    start: u64,
+    end: u64,
+    /// Open frames; those entered before the window are not shown.
+    open: Vec<(Frame, bool)>,
+    /// Instructions executed up to the last event.
+    now: u64,
+    stacks: BTreeMap<Vec<Frame>, u64>,
+}
+
+impl Folder {
+    fn visible(&self) -> Vec<Frame> {
+        self.open
+            .iter()
+            .filter(|(_, shown)| *shown)
+            .map(|(frame, _)| *frame)
+            .collect()
+    }
+
+    /// Gives the instructions from `now` to `at` (the part inside the window) to `stack`.
+    fn advance(&mut self, at: u64, stack: Vec<Frame>) {
+        let from = self.now.max(self.start);
+        let to = at.min(self.end);
+        if to > from {
+            *self.stacks.entry(stack).or_default() += to - from;
+        }
+        self.now = self.now.max(at);
+    }
+
+    fn event(&mut self, event: &TraceEvent) -> Result<(), FoldError> {
+        match *event {
+            TraceEvent::Enter { function, at } => {
+                self.advance(at, self.visible());
+                let shown = at >= self.start && at < self.end;
+                self.open.push((Frame::Function(function), shown));
+            }
+            TraceEvent::Exit { function, at } => {
+                self.advance(at, self.visible());
+                match self.open.pop() {
+                    Some((Frame::Function(open), _)) if open == function => {}
+                    other => {
+                        return Err(FoldError::Unbalanced(format!(
+                            "exit of function {function} with {other:?} open"
+                        )))
+                    }
+                }
+            }
+            TraceEvent::Pages {
+                kind,
+                instructions,
+                at,
+            } => {
+                let before = at.saturating_sub(instructions);
+                self.advance(before, self.visible());
+                let mut stack = self.visible();
+                stack.push(Frame::Pages(kind));
+                self.advance(at, stack);
+            }
+            TraceEvent::Counter { at } | TraceEvent::End { at } => {
+                self.advance(at, self.visible());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Trace {
+    pub(crate) fn new(events: Vec<TraceEvent>, names: Arc<FunctionNames>) -> Trace {
+        Trace { events, names }
+    }
+
+    /// The events, in order.
+    pub fn events(&self) -> &[TraceEvent] {
+        &self.events
+    }
+
+    /// The name of function `index` of the traced module.
+    pub fn function_name(&self, index: u32) -> String {
+        self.names.name(index)
+    }
+
+    /// The instructions the traced execution ended at (before charges made after it).
+    pub fn end(&self) -> Option<u64> {
+        self.events.iter().rev().find_map(|event| match event {
+            TraceEvent::End { at } => Some(*at),
+            _ => None,
+        })
+    }
+
+    /// The `[start, end)` instructions of `window`.
+    fn bounds(&self, window: Window) -> Result<(u64, u64), FoldError> {
+        let readings = || {
+            self.events.iter().filter_map(|event| match event {
+                TraceEvent::Counter { at } => Some(*at),
+                _ => None,
+            })
+        };
+        match window {
+            Window::Message => {
+                let end = self
+                    .end()
+                    .ok_or_else(|| FoldError::NoWindow("the message did not end".into()))?;
+                Ok((0, end))
+            }
+            Window::Bench { instructions } => {
+                let start = readings().next().ok_or_else(|| {
+                    FoldError::NoWindow("performance_counter was never read".into())
+                })?;
+                let end = start + instructions;
+                if !readings().any(|at| at == end) {
+                    return Err(FoldError::NoWindow(format!(
+                        "no reading {instructions} instructions after the first ({start})"
+                    )));
+                }
+                Ok((start, end))
+            }
+        }
+    }
+
+    /// Folds `window` into stacks under a root frame named `root`.
+    pub fn fold(&self, root: &str, window: Window) -> Result<Folded, FoldError> {
+        let (start, end) = self.bounds(window)?;
+        let mut folder = Folder {
+            start,
+            end,
+            open: Vec::new(),
+            now: 0,
+            stacks: BTreeMap::new(),
+        };
+        for event in &self.events {
+            folder.event(event)?;
+        }
+        let stack = folder.visible();
+        folder.advance(end, stack);
+        let mut folded = Folded::default();
+        for (frames, instructions) in folder.stacks {
+            let mut stack = vec![root.to_string()];
+            stack.extend(frames.into_iter().map(|frame| match frame {
+                Frame::Function(index) => self.names.name(index),
+                Frame::Pages(kind) => kind.frame().to_string(),
+            }));
+            folded.add(stack, instructions);
+        }
+        Ok(folded)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Arc<FunctionNames> {
+        let mut names = HashMap::new();
+        names.insert(1, "main".to_string());
+        names.insert(2, "helper".to_string());
+        Arc::new(FunctionNames { names })
+    }
+
+    fn stack(frames: &[&str]) -> Stack {
+        frames.iter().map(|f| f.to_string()).collect()
+    }
+
+    #[test]
+    fn a_message_folds_into_self_instructions_that_add_up() {
+        use TraceEvent::*;
+        let trace = Trace::new(
+            vec![
+                Enter { function: 1, at: 0 },
+                Enter {
+                    function: 2,
+                    at: 10,
+                },
+                Pages {
+                    kind: PageCharge::HeapAccess,
+                    instructions: 5,
+                    at: 20,
+                },
+                Exit {
+                    function: 2,
+                    at: 25,
+                },
+                Exit {
+                    function: 1,
+                    at: 30,
+                },
+                End { at: 30 },
+            ],
+            names(),
+        );
+        let folded = trace.fold("m", Window::Message).unwrap();
+        assert_eq!(folded.stacks[&stack(&["m", "main"])], 15);
+        assert_eq!(folded.stacks[&stack(&["m", "main", "helper"])], 10);
+        assert_eq!(
+            folded.stacks[&stack(&["m", "main", "helper", "[heap pages first accessed]"])],
+            5
+        );
+        assert_eq!(folded.total(), 30);
+        let helper = folded
+            .functions()
+            .into_iter()
+            .find(|f| f.name == "helper")
+            .unwrap();
+        assert_eq!(
+            (helper.self_instructions, helper.inclusive_instructions),
+            (10, 15)
+        );
+    }
+
+    #[test]
+    fn a_bench_window_keeps_what_lies_between_its_readings() {
+        use TraceEvent::*;
+        let trace = Trace::new(
+            vec![
+                Enter { function: 1, at: 0 },
+                Counter { at: 100 },
+                Enter {
+                    function: 2,
+                    at: 110,
+                },
+                Exit {
+                    function: 2,
+                    at: 150,
+                },
+                Counter { at: 170 },
+                Exit {
+                    function: 1,
+                    at: 200,
+                },
+                End { at: 200 },
+            ],
+            names(),
+        );
+        let folded = trace
+            .fold("bench", Window::Bench { instructions: 70 })
+            .unwrap();
+        // `main` was open before the window: its instructions go to the root.
+        assert_eq!(folded.stacks[&stack(&["bench"])], 30);
+        assert_eq!(folded.stacks[&stack(&["bench", "helper"])], 40);
+        assert_eq!(folded.total(), 70);
+        assert!(trace
+            .fold("bench", Window::Bench { instructions: 71 })
+            .is_err());
+    }
+}
