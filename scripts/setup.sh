@@ -1,5 +1,6 @@
 # Shared set-up for the project's scripts (sourced, not run): the pinned toolchain with its
-# Wasm targets, and the cargo-installed tools at pinned versions. Installs only what is missing.
+# Wasm targets, the cargo-installed tools at pinned versions, and the report's Python YAML
+# library. Installs only what is missing. Portable to Linux and macOS (bash 3.2).
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export ROOT
@@ -7,8 +8,8 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 # Tool versions, pinned so a fresh machine builds the same Wasm as the committed results.
 WASI2IC_VERSION="0.2.16"
-CANDID_EXTRACTOR_VERSION="0.1.6"
 CANBENCH_VERSION="0.7.0"
+PYYAML_VERSION="6.0.3"
 
 log() { printf '\n== %s\n' "$*" >&2; }
 
@@ -48,7 +49,29 @@ ensure_cargo_tool() {
 ensure_build_tools() {
   ensure_toolchain
   ensure_cargo_tool wasi2ic wasi2ic "$WASI2IC_VERSION"
-  ensure_cargo_tool candid-extractor candid-extractor "$CANDID_EXTRACTOR_VERSION"
+}
+
+# The report generator reads canbench's YAML with PyYAML.
+ensure_python_yaml() {
+  if python3 -c 'import yaml' 2>/dev/null; then
+    return 0
+  fi
+  log "installing PyYAML $PYYAML_VERSION (pip --user)"
+  python3 -m pip install --user --quiet "PyYAML==$PYYAML_VERSION"
+}
+
+# sha256 FILE: the file's SHA-256 in hex (sha256sum on Linux, shasum on macOS).
+sha256() {
+  if command -v sha256sum >/dev/null; then
+    sha256sum "$1" | cut -d' ' -f1
+  else
+    shasum -a 256 "$1" | cut -d' ' -f1
+  fi
+}
+
+# file_size FILE: its size in bytes (portable: no stat flags).
+file_size() {
+  wc -c <"$1" | tr -d ' '
 }
 
 # Build paths are remapped so the Wasm does not depend on where the checkout or the cargo

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Runs every check and test: formatting, clippy (native and Wasm targets), the canister
-# build with its import and Candid checks, then the workspace's tests. Sets itself up on a
-# fresh machine (toolchain, Wasm targets, wasi2ic, candid-extractor).
+# build with its import check, the report generator's tests, then the workspace's tests
+# (the committed .did files are checked there, by each canister's test). Sets itself up on
+# a fresh machine (toolchain, Wasm targets, wasi2ic, PyYAML).
+#
+# The fast path, without any Wasm or wasi2ic: `cargo test -p userstore` (the library's
+# property and engine tests) and `cargo test -p icrun` (the runtime's metering rules).
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
 ensure_build_tools
+ensure_python_yaml
 cd "$ROOT"
 
 log "cargo fmt --check"
@@ -19,7 +24,7 @@ RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target wasm32-un
 RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target wasm32-wasip1 \
   -p sqlite-canister -p userstore-benches -- -D warnings
 
-log "building the canisters (imports and Candid checked)"
+log "building the canisters (imports checked)"
 "$ROOT/scripts/build.sh" btree sqlite client benches
 
 log "report generator tests (python)"

@@ -1,10 +1,10 @@
 //! Whether a batch fits one message's instruction budget, decided before it runs.
 //!
 //! The IC traps an update message that executes more than 40 billion instructions
-//! (ic-metering.md §5) and discards everything it did. A canister that lets a caller send a
+//! (docs/metering.md §7) and discards everything it did. A canister that lets a caller send a
 //! batch too large for that limit wastes the caller's cycles and tells them nothing useful.
-//! So the store canisters estimate a batch's cost from an upper bound per engine
-//! ([`WriteCost`]) and refuse, up front, a batch that might not fit, with
+//! So the store canisters estimate a batch's cost from an upper bound each engine gives
+//! ([`crate::engine::StorageEngine::write_cost`], a [`WriteCost`]) and refuse, up front, a batch that might not fit, with
 //! [`StoreError::LimitExceeded`] whose `max` is the number of rows that do fit.
 //!
 //! With the IC's limit and [`MAX_BATCH_SIZE`](crate::limits::MAX_BATCH_SIZE) rows of at most
@@ -13,10 +13,9 @@
 //! example to cap what one call may cost in cycles.
 
 use crate::error::{Limit, StoreError};
-use crate::store::Engine;
 
 /// The instruction limit of one update message on an application subnet
-/// (ic-metering.md §5: 40 billion).
+/// (docs/metering.md §7: 40 billion).
 pub const UPDATE_INSTRUCTION_LIMIT: u64 = 40_000_000_000;
 
 /// The smallest instruction budget a canister accepts: enough for the fixed part of a
@@ -34,13 +33,18 @@ pub enum BatchWrite {
     Delete,
 }
 
+impl BatchWrite {
+    /// The three writes.
+    pub const ALL: [BatchWrite; 3] = [Self::Insert, Self::Update, Self::Delete];
+}
+
 /// An upper bound of what a batch write costs on one engine.
 ///
-/// Each bound is about twice the worst per-row figure the benchmark suite measured for that
-/// write (`docs/RESULTS.md`: 1,000,000-row tables, 1,000-row batches, cold and warm, every
-/// journal mode), so that a batch that passes the check also fits on larger tables and with the
+/// Engines set each bound at about twice the worst per-row figure the benchmark suite
+/// measured for that write (`docs/RESULTS.md`: 1,000,000-row tables, 1,000-row batches, cold
+/// and warm), so that a batch that passes the check also fits on larger tables and with the
 /// longest usernames. The margin also covers decoding the request and the heap dirty-page
-/// charge after the message (ic-metering.md §4).
+/// charge after the message (docs/metering.md §6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WriteCost {
     /// Instructions a batch costs whatever its size (transaction, journal, reply).
@@ -50,31 +54,6 @@ pub struct WriteCost {
 }
 
 impl WriteCost {
-    /// The bound of `write` on `engine`.
-    pub fn of(engine: Engine, write: BatchWrite) -> WriteCost {
-        let per_row = match (engine, write) {
-            // Measured worst: 80,309 per row (append, cold).
-            (Engine::StableBTreeMap, BatchWrite::Insert) => 160_000,
-            // Measured worst: 89,976 per row (warm).
-            (Engine::StableBTreeMap, BatchWrite::Update) => 180_000,
-            // Measured worst: 285,460 per row (cold): a delete may merge and rebalance nodes.
-            (Engine::StableBTreeMap, BatchWrite::Delete) => 600_000,
-            // Measured worst: 19,727 per row (middle inserts, TRUNCATE, cold).
-            (Engine::Sqlite, BatchWrite::Insert) => 40_000,
-            // Measured worst: 105,426 per row (TRUNCATE, cold): every touched page is journaled.
-            (Engine::Sqlite, BatchWrite::Update) => 220_000,
-            // Measured worst: 103,563 per row (TRUNCATE, cold).
-            (Engine::Sqlite, BatchWrite::Delete) => 220_000,
-        };
-        let per_batch = match engine {
-            Engine::StableBTreeMap => 2_000_000,
-            // Measured worst one-row transaction: 1,258,293 (TRUNCATE, cold); 20 million also
-            // covers a WAL checkpoint.
-            Engine::Sqlite => 20_000_000,
-        };
-        WriteCost { per_batch, per_row }
-    }
-
     /// How many rows fit in `instructions_left`.
     pub fn rows_that_fit(&self, instructions_left: u64) -> u64 {
         instructions_left.saturating_sub(self.per_batch) / self.per_row
@@ -142,17 +121,23 @@ mod tests {
         );
     }
 
+    /// Every engine's bounds let the largest batch through under the IC's limit.
+    pub(crate) fn assert_every_batch_fits<E: crate::engine::StorageEngine>() {
+        for write in BatchWrite::ALL {
+            let fit = E::write_cost(write).rows_that_fit(UPDATE_INSTRUCTION_LIMIT);
+            assert!(
+                fit >= crate::limits::MAX_BATCH_SIZE as u64,
+                "{}: {write:?}: {fit}",
+                std::any::type_name::<E>()
+            );
+        }
+    }
+
     #[test]
     fn every_batch_the_size_limit_allows_fits_the_ic_limit() {
-        for engine in [Engine::StableBTreeMap, Engine::Sqlite] {
-            for write in [BatchWrite::Insert, BatchWrite::Update, BatchWrite::Delete] {
-                let fit = WriteCost::of(engine, write).rows_that_fit(UPDATE_INSTRUCTION_LIMIT);
-                assert!(
-                    fit >= crate::limits::MAX_BATCH_SIZE as u64,
-                    "{engine:?} {write:?}: {fit}"
-                );
-            }
-        }
+        assert_every_batch_fits::<crate::BTreeStore<crate::layout::CanisterMemory>>();
+        #[cfg(feature = "sqlite")]
+        assert_every_batch_fits::<crate::SqliteStore>();
     }
 
     #[test]

@@ -1,10 +1,15 @@
-//! Where everything lives in stable memory.
+//! Where everything lives in a canister's stable memory.
 //!
 //! Every canister of this project (and the benchmark canister) splits stable memory with one
 //! ic-stable-structures `MemoryManager`; these are the virtual memory ids. They are part of
 //! the persistent format: changing one loses data on upgrade.
+//!
+//! The canisters reach their memories through [`canister_memory`] and
+//! [`with_memory_manager`], which share one manager per canister (natively, over a
+//! `VectorMemory`, per thread).
 
-use ic_stable_structures::memory_manager::MemoryId;
+use ic_stable_structures::memory_manager::{MemoryId, MemoryManager, VirtualMemory};
+use ic_stable_structures::DefaultMemoryImpl;
 
 /// The canister's persisted settings (writers, SQLite configuration).
 pub const SETTINGS_MEMORY_ID: MemoryId = MemoryId::new(0);
@@ -21,3 +26,22 @@ pub const SQLITE_DATABASE_MEMORY_ID: MemoryId = MemoryId::new(2);
 /// The ic-wasi-polyfill file system (journal, WAL and temporary files), which needs ten
 /// consecutive virtual memories: ids 10 to 19.
 pub const SQLITE_FILE_SYSTEM_MEMORY_IDS: std::ops::Range<u8> = 10..20;
+
+/// A virtual memory of the canister's stable memory.
+pub type CanisterMemory = VirtualMemory<DefaultMemoryImpl>;
+
+thread_local! {
+    static MEMORY_MANAGER: MemoryManager<DefaultMemoryImpl> =
+        MemoryManager::init(DefaultMemoryImpl::default());
+}
+
+/// The canister's virtual memory `id`.
+pub fn canister_memory(id: MemoryId) -> CanisterMemory {
+    with_memory_manager(|manager| manager.get(id))
+}
+
+/// Lends the canister's memory manager to `f` (for storage that needs the manager itself,
+/// like ic-wasi-polyfill's file system).
+pub fn with_memory_manager<R>(f: impl FnOnce(&MemoryManager<DefaultMemoryImpl>) -> R) -> R {
+    MEMORY_MANAGER.with(f)
+}

@@ -8,8 +8,9 @@
 //!   ic-wasi-polyfill) or on a native file or in-memory database.
 //!
 //! Both validate every request against the published [`limits`] before they write, return
-//! errors as [`StoreError`] values, and make batch inserts all or nothing. The [`service`]
-//! module holds the Candid service the project's canisters export.
+//! errors as [`StoreError`] values, and make batch inserts all or nothing. Each engine also
+//! implements [`engine::StorageEngine`], what a canister needs beyond the table; the
+//! [`service`] module holds the Candid service and the lifecycle every store canister shares.
 //!
 //! ```
 //! use ic_stable_structures::VectorMemory;
@@ -28,6 +29,8 @@
 pub mod access;
 pub mod btree;
 pub mod budget;
+pub mod describe;
+pub mod engine;
 pub mod error;
 pub mod layout;
 pub mod limits;
@@ -38,12 +41,14 @@ pub mod store;
 pub mod user;
 
 pub use btree::BTreeStore;
+pub use describe::{Engine, EngineInfo};
+pub use engine::StorageEngine;
 pub use error::{Limit, StoreError};
 pub use settings::InitArgs;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use sqlite::{JournalMode, LockingMode, SqliteConfig, Synchronous};
-pub use store::{Engine, EngineInfo, UserStore};
+pub use store::UserStore;
 pub use user::User;
 
 #[cfg(all(test, feature = "sqlite"))]

@@ -3,9 +3,9 @@
 
 use crate::access::Writers;
 use crate::budget::{check_budget, UPDATE_INSTRUCTION_LIMIT};
+use crate::engine::StorageEngine;
 use crate::error::StoreError;
 use crate::sqlite::SqliteConfig;
-use crate::store::Engine;
 use candid::{CandidType, Decode, Encode, Principal};
 use ic_stable_structures::storable::Bound;
 use ic_stable_structures::{Memory, StableCell, Storable};
@@ -60,14 +60,13 @@ impl Storable for Settings {
 }
 
 impl Settings {
-    /// The settings of a fresh install of an `engine` canister by `installer`.
-    pub fn for_install(
-        engine: Engine,
+    /// The settings of a fresh install of a canister over engine `E` by `installer`.
+    pub fn for_install<E: StorageEngine>(
         args: Option<InitArgs>,
         installer: Principal,
     ) -> Result<Self, StoreError> {
         let args = args.unwrap_or_default();
-        let sqlite = sqlite_config_for(engine, args.sqlite, SqliteConfig::default())?;
+        let sqlite = E::settle_config(args.sqlite, None)?;
         let writers = match args.writers {
             Some(principals) => Writers::only(principals),
             None => Writers::installer_and_controllers(installer),
@@ -80,11 +79,11 @@ impl Settings {
         })
     }
 
-    /// The settings after an upgrade with `args`: what the argument gives, the rest kept.
-    pub fn upgraded(self, engine: Engine, args: Option<InitArgs>) -> Result<Self, StoreError> {
+    /// The settings of a canister over engine `E` after an upgrade with `args`: what the
+    /// argument gives, the rest kept.
+    pub fn upgraded<E: StorageEngine>(self, args: Option<InitArgs>) -> Result<Self, StoreError> {
         let args = args.unwrap_or_default();
-        let current_sqlite = self.sqlite.unwrap_or_default();
-        let sqlite = sqlite_config_for(engine, args.sqlite, current_sqlite)?;
+        let sqlite = E::settle_config(args.sqlite, self.sqlite)?;
         let writers = args.writers.map(Writers::only).unwrap_or(self.writers);
         let instruction_budget = match args.instruction_budget {
             Some(budget) => checked_budget(Some(budget))?,
@@ -136,30 +135,12 @@ fn checked_budget(budget: Option<u64>) -> Result<Option<u64>, StoreError> {
     Ok(budget)
 }
 
-fn sqlite_config_for(
-    engine: Engine,
-    requested: Option<SqliteConfig>,
-    otherwise: SqliteConfig,
-) -> Result<Option<SqliteConfig>, StoreError> {
-    match engine {
-        Engine::StableBTreeMap => match requested {
-            Some(_) => Err(StoreError::invalid_config(
-                "this canister stores users in a StableBTreeMap; it takes no SQLite configuration",
-            )),
-            None => Ok(None),
-        },
-        Engine::Sqlite => {
-            let config = requested.unwrap_or(otherwise);
-            config.validate()?;
-            Ok(Some(config))
-        }
-    }
-}
-
-#[cfg(test)]
+#[cfg(all(test, feature = "sqlite"))]
 mod tests {
     use super::*;
+    use crate::layout::CanisterMemory;
     use crate::sqlite::JournalMode;
+    use crate::{BTreeStore, SqliteStore};
     use ic_stable_structures::VectorMemory;
 
     fn principal(byte: u8) -> Principal {
@@ -168,7 +149,7 @@ mod tests {
 
     #[test]
     fn install_defaults_and_round_trip() {
-        let settings = Settings::for_install(Engine::Sqlite, None, principal(1)).unwrap();
+        let settings = Settings::for_install::<SqliteStore>(None, principal(1)).unwrap();
         assert_eq!(
             settings.writers,
             Writers::installer_and_controllers(principal(1))
@@ -187,14 +168,14 @@ mod tests {
             ..InitArgs::default()
         };
         assert!(matches!(
-            Settings::for_install(Engine::StableBTreeMap, Some(args), principal(1)),
+            Settings::for_install::<BTreeStore<CanisterMemory>>(Some(args), principal(1)),
             Err(StoreError::InvalidConfig { .. })
         ));
     }
 
     #[test]
     fn upgrade_keeps_what_the_argument_does_not_give() {
-        let installed = Settings::for_install(Engine::Sqlite, None, principal(1)).unwrap();
+        let installed = Settings::for_install::<SqliteStore>(None, principal(1)).unwrap();
         let args = InitArgs {
             writers: None,
             sqlite: Some(SqliteConfig::with_journal_mode(JournalMode::Persist)),
@@ -202,7 +183,7 @@ mod tests {
         };
         let upgraded = installed
             .clone()
-            .upgraded(Engine::Sqlite, Some(args))
+            .upgraded::<SqliteStore>(Some(args))
             .unwrap();
         assert_eq!(upgraded.writers, installed.writers);
         assert_eq!(
@@ -214,7 +195,7 @@ mod tests {
             ..InitArgs::default()
         };
         let upgraded = installed
-            .upgraded(Engine::Sqlite, Some(writers_only))
+            .upgraded::<SqliteStore>(Some(writers_only))
             .unwrap();
         assert_eq!(upgraded.writers, Writers::only(vec![principal(9)]));
         assert_eq!(upgraded.sqlite, Some(SqliteConfig::default()));

@@ -1,30 +1,8 @@
-//! The one seam: the user-table API both engines implement.
+//! The one seam: the user-table API every engine implements.
 
+use crate::describe::EngineInfo;
 use crate::error::StoreError;
-use crate::sqlite::SqliteConfig;
 use crate::user::User;
-use candid::CandidType;
-use serde::{Deserialize, Serialize};
-
-/// Which storage engine a store uses.
-#[derive(CandidType, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Engine {
-    /// ic-stable-structures' `StableBTreeMap<u64, Username>`.
-    StableBTreeMap,
-    /// SQLite, one `users` table.
-    Sqlite,
-}
-
-/// What a store is and how it is configured, as reported by the canisters' `config` query.
-#[derive(CandidType, Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct EngineInfo {
-    /// The engine.
-    pub engine: Engine,
-    /// The engine's version (`ic-stable-structures` crate version, or SQLite library version).
-    pub engine_version: String,
-    /// The SQLite configuration in force, for the SQLite engine.
-    pub sqlite: Option<SqliteConfig>,
-}
 
 /// A table of [`User`]s keyed by id.
 ///

@@ -3,11 +3,9 @@
 //! Candid methods, authorization, and that data survives upgrades for the B-tree and for
 //! SQLite in every journal mode.
 
-mod support;
-
-use support::{controller, new_ic, owner, stranger, StoreCanister};
 use userstore::service::{CanisterConfig, Stats};
 use userstore::{Engine, InitArgs, JournalMode, Limit, SqliteConfig, StoreError, User};
+use userstore_e2e::{controller, new_ic, owner, stranger, StoreCanister};
 
 fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
     ids.into_iter()
@@ -17,7 +15,7 @@ fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
 
 /// Init arguments with the SQLite configuration `config`.
 fn with_sqlite(config: SqliteConfig) -> Option<InitArgs> {
-    Some(support::sqlite_args(config))
+    Some(userstore_e2e::sqlite_args(config))
 }
 
 /// Every configuration of every canister that must keep its data across upgrades, on one IC.
@@ -187,7 +185,8 @@ fn bad_input_is_an_error_value_and_changes_nothing() {
         ));
         let malformed = store.update_raw(owner(), "insert_users", b"not candid".to_vec());
         assert!(malformed.is_err(), "{name}: malformed Candid is rejected");
-        let wrong_type = store.update_raw(owner(), "insert_users", support::encode(("text",)));
+        let wrong_type =
+            store.update_raw(owner(), "insert_users", userstore_e2e::encode(("text",)));
         assert!(
             wrong_type.is_err(),
             "{name}: a wrong argument type is rejected"

@@ -1,13 +1,11 @@
 //! The client canister (`canisters/client`) calling each store canister with inter-canister
 //! calls: the code the README shows as "calling the store from your canister".
 
-mod support;
-
 use candid::{CandidType, Principal};
 use serde::Deserialize;
 use std::rc::Rc;
-use support::{controller, new_ic, owner, stranger, Deployed, Ic};
 use userstore::{InitArgs, StoreError, User};
+use userstore_e2e::{controller, new_ic, owner, stranger, Deployed, Ic};
 
 /// The client's error type, as its Candid interface (`client.did`) declares it.
 #[derive(CandidType, Deserialize, Debug, PartialEq, Eq)]

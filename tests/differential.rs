@@ -3,11 +3,9 @@
 //! from a stranger, and must give byte-identical Candid replies to every one of them, then
 //! hold identical tables. The sequence comes from a fixed seed, so a failure reproduces.
 
-mod support;
-
 use std::rc::Rc;
-use support::{encode, new_ic, owner, stranger, Ic, Rejected, StoreCanister};
 use userstore::{JournalMode, SqliteConfig, User};
+use userstore_e2e::{encode, new_ic, owner, stranger, Ic, Rejected, StoreCanister};
 
 /// The seed of the call sequence; change it to explore another one.
 const SEED: u64 = 0x5eed_2026_1122;
@@ -121,7 +119,7 @@ fn send(store: &StoreCanister, call: &Call) -> Result<Vec<u8>, Rejected> {
 }
 
 fn sqlite(ic: &Rc<dyn Ic>, journal_mode: JournalMode) -> (String, StoreCanister) {
-    let args = support::sqlite_args(SqliteConfig::with_journal_mode(journal_mode));
+    let args = userstore_e2e::sqlite_args(SqliteConfig::with_journal_mode(journal_mode));
     (
         format!("sqlite {journal_mode:?}"),
         StoreCanister::install_store(ic, "sqlite", Some(args)),

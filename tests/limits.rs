@@ -2,13 +2,11 @@
 //! with the number of rows that fit, and a batch that traps part way (the IC's instruction
 //! limit, injected by lowering it on icrun) leaves no row of it behind.
 
-mod support;
-
 use std::rc::Rc;
-use support::{new_ic, owner, stranger, Ic, StoreCanister};
 use userstore::budget::MIN_INSTRUCTION_BUDGET;
 use userstore::service::CanisterConfig;
 use userstore::{InitArgs, JournalMode, Limit, SqliteConfig, StoreError, User};
+use userstore_e2e::{new_ic, owner, stranger, Ic, StoreCanister};
 
 fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
     ids.into_iter()
@@ -21,7 +19,7 @@ fn install(ic: &Rc<dyn Ic>, canister: &str, args: InitArgs) -> StoreCanister {
 }
 
 fn sqlite_args(journal_mode: JournalMode) -> InitArgs {
-    support::sqlite_args(SqliteConfig::with_journal_mode(journal_mode))
+    userstore_e2e::sqlite_args(SqliteConfig::with_journal_mode(journal_mode))
 }
 
 #[test]
@@ -126,7 +124,7 @@ fn a_batch_that_traps_part_way_leaves_no_row_behind() {
     }
     for (name, store) in &stores {
         assert_eq!(store.insert_users(users(0..100)), Ok(100), "{name}");
-        let batch = support::encode((users(1_000..6_000),));
+        let batch = userstore_e2e::encode((users(1_000..6_000),));
         // What decoding the batch costs: a stranger's call is refused right after it.
         let refused = store.update_raw(stranger(), "insert_users", batch.clone());
         assert!(refused.is_ok(), "{name}: the stranger gets an error value");

@@ -2,10 +2,8 @@
 //! (100 batches of 10,000 rows, each batch one update message within the IC's limits), is
 //! upgraded, and still has every row and takes more writes.
 
-mod support;
-
-use support::{new_ic, owner, StoreCanister};
 use userstore::{StoreError, User};
+use userstore_e2e::{new_ic, owner, StoreCanister};
 
 const ROWS: u64 = 1_000_000;
 const BATCH: u64 = 10_000;

@@ -116,8 +116,8 @@ pub struct SqliteConfig {
 
 impl Default for SqliteConfig {
     /// An in-memory journal (transactions still roll back, no journal writes to stable
-    /// memory), no syncs, 4 KiB pages (the size of an IC dirty-page unit, ic-metering.md
-    /// §4), an 8,192-page (32 MiB) cache, and exclusive locking.
+    /// memory), no syncs, 4 KiB pages (the size of an IC dirty-page unit, docs/metering.md
+    /// §6), an 8,192-page (32 MiB) cache, and exclusive locking.
     fn default() -> Self {
         Self {
             journal_mode: JournalMode::Memory,

@@ -10,6 +10,8 @@
 
 mod config;
 #[cfg(feature = "sqlite")]
+mod engine;
+#[cfg(feature = "sqlite")]
 mod pragmas;
 #[cfg(all(feature = "sqlite", target_os = "wasi"))]
 pub mod stable_memory;

@@ -2,9 +2,10 @@
 
 use super::pragmas;
 use super::{JournalMode, SqliteConfig};
+use crate::describe::{Engine, EngineInfo};
 use crate::error::StoreError;
 use crate::limits;
-use crate::store::{Engine, EngineInfo, UserStore};
+use crate::store::UserStore;
 use crate::user::User;
 use rusqlite::{params, CachedStatement, Connection, ErrorCode, OptionalExtension};
 use std::path::Path;

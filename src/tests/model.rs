@@ -1,7 +1,8 @@
 //! The reference model: the user table as a `std::collections::BTreeMap`, with the same
 //! validation as the real stores. Engines must match it call for call, errors included.
 
-use crate::store::{Engine, EngineInfo, UserStore};
+use crate::describe::{Engine, EngineInfo};
+use crate::store::UserStore;
 use crate::{limits, StoreError, User};
 use std::collections::BTreeMap;
 

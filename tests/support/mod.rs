@@ -4,9 +4,6 @@
 //! The Wasm comes from `target/canisters/` (built by `scripts/build.sh`, which the README's
 //! test command runs first).
 
-// Each test file compiles this module and uses part of it.
-#![allow(dead_code)]
-
 mod ic;
 mod icrun_backend;
 mod pocket_ic_backend;
@@ -40,7 +37,7 @@ pub fn controller() -> Principal {
 /// The release Wasm of `canister` ("btree", "sqlite" or "client").
 pub fn canister_wasm(canister: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("target/canisters")
+        .join("../target/canisters")
         .join(format!("{canister}.wasm"));
     std::fs::read(&path).unwrap_or_else(|error| {
         panic!(

@@ -132,8 +132,7 @@ mod tests {
     #[test]
     fn committed_candid_matches_the_code() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/client.did");
-        let checked =
-            userstore::service::committed_candid_matches(&super::__export_service(), path);
+        let checked = candid_check::committed_candid_matches(&super::__export_service(), path);
         assert_eq!(checked, Ok(()));
     }
 

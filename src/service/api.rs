@@ -1,0 +1,122 @@
+//! The user-table API of the store canisters as plain functions: each Candid method is one
+//! function over the canister's [`StoreState`] and the call's [`CallEnv`]. Writes are
+//! authorized first ([`StoreState::writer`], [`StoreState::batch_writer`]); a storage
+//! failure in an update traps, so the IC discards everything the message changed
+//! ([`trap_on_storage_failure`]); every other error is returned as a value.
+
+use super::env::CallEnv;
+use super::{CanisterConfig, Stats, StoreState};
+use crate::budget::BatchWrite;
+use crate::engine::StorageEngine;
+use crate::error::StoreError;
+use crate::user::User;
+
+/// A storage failure traps (the IC rolls the message back); every other result is passed on.
+pub fn trap_on_storage_failure<R>(
+    env: &impl CallEnv,
+    result: Result<R, StoreError>,
+) -> Result<R, StoreError> {
+    match result {
+        Err(StoreError::Storage { message }) => {
+            env.trap(&format!("storage failure, message rolled back: {message}"))
+        }
+        result => result,
+    }
+}
+
+/// `insert_user`: inserts one user.
+pub fn insert_user<E: StorageEngine>(
+    state: &mut StoreState<E>,
+    env: &impl CallEnv,
+    user: User,
+) -> Result<(), StoreError> {
+    let store = state.writer(env)?;
+    trap_on_storage_failure(env, store.insert(user))
+}
+
+/// `insert_users`: inserts a batch, all or nothing; returns how many were inserted.
+pub fn insert_users<E: StorageEngine>(
+    state: &mut StoreState<E>,
+    env: &impl CallEnv,
+    users: &[User],
+) -> Result<u64, StoreError> {
+    let store = state.batch_writer(env, BatchWrite::Insert, users.len())?;
+    trap_on_storage_failure(env, store.insert_batch(users))
+}
+
+/// `get_user`: one user.
+pub fn get_user<E: StorageEngine>(state: &StoreState<E>, id: u64) -> Result<User, StoreError> {
+    state.store().get(id)
+}
+
+/// `list_users`: up to `limit` users in id order after the id `after`.
+pub fn list_users<E: StorageEngine>(
+    state: &StoreState<E>,
+    after: Option<u64>,
+    limit: u32,
+) -> Result<Vec<User>, StoreError> {
+    state.store().page(after, limit)
+}
+
+/// `update_username`: renames a user; returns the user as it was before.
+pub fn update_username<E: StorageEngine>(
+    state: &mut StoreState<E>,
+    env: &impl CallEnv,
+    id: u64,
+    username: &str,
+) -> Result<User, StoreError> {
+    let store = state.writer(env)?;
+    trap_on_storage_failure(env, store.update_username(id, username))
+}
+
+/// `delete_user`: deletes a user; returns it.
+pub fn delete_user<E: StorageEngine>(
+    state: &mut StoreState<E>,
+    env: &impl CallEnv,
+    id: u64,
+) -> Result<User, StoreError> {
+    let store = state.writer(env)?;
+    trap_on_storage_failure(env, store.delete(id))
+}
+
+/// `update_users`: renames every listed user, all or nothing; returns how many.
+pub fn update_users<E: StorageEngine>(
+    state: &mut StoreState<E>,
+    env: &impl CallEnv,
+    users: &[User],
+) -> Result<u64, StoreError> {
+    let store = state.batch_writer(env, BatchWrite::Update, users.len())?;
+    trap_on_storage_failure(env, store.update_batch(users))
+}
+
+/// `delete_users`: deletes every listed user, all or nothing; returns how many.
+pub fn delete_users<E: StorageEngine>(
+    state: &mut StoreState<E>,
+    env: &impl CallEnv,
+    ids: &[u64],
+) -> Result<u64, StoreError> {
+    let store = state.batch_writer(env, BatchWrite::Delete, ids.len())?;
+    trap_on_storage_failure(env, store.delete_batch(ids))
+}
+
+/// `count_users`: the number of users.
+pub fn count_users<E: StorageEngine>(state: &StoreState<E>) -> Result<u64, StoreError> {
+    state.store().count()
+}
+
+/// `config`: the engine and its configuration, the writers and the limits.
+pub fn config<E: StorageEngine>(state: &StoreState<E>) -> CanisterConfig {
+    state.config()
+}
+
+/// `stats`: rows, stable memory pages and heap pages.
+pub fn stats<E: StorageEngine>(
+    state: &StoreState<E>,
+    env: &impl CallEnv,
+) -> Result<Stats, StoreError> {
+    Ok(Stats {
+        rows: state.store().count()?,
+        stable_memory_pages: env.stable_memory_pages(),
+        heap_pages: env.heap_pages(),
+    })
+}

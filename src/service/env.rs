@@ -1,0 +1,68 @@
+//! What the service layer asks of the canister it runs in: the caller, the controllers, the
+//! performance counter, the sizes of its memories, and how to trap. [`IcEnv`] answers from
+//! the IC (feature `canister`); native tests answer with a struct of their own.
+
+use candid::Principal;
+
+/// The environment of one call.
+pub trait CallEnv {
+    /// The principal that made the call.
+    fn caller(&self) -> Principal;
+
+    /// Whether `principal` controls the canister (a system call on the IC: asked only when
+    /// needed).
+    fn is_controller(&self, principal: &Principal) -> bool;
+
+    /// Instructions the message has executed so far (`performance_counter(0)`, decoding of
+    /// the request included).
+    fn instructions_used(&self) -> u64;
+
+    /// Stable memory size in 64 KiB pages.
+    fn stable_memory_pages(&self) -> u64;
+
+    /// Wasm heap size in 64 KiB pages.
+    fn heap_pages(&self) -> u64;
+
+    /// Stops the message with `message`; on the IC every change the message made is
+    /// discarded.
+    fn trap(&self, message: &str) -> !;
+}
+
+/// The IC's answers, through ic-cdk.
+#[cfg(feature = "canister")]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IcEnv;
+
+#[cfg(feature = "canister")]
+impl CallEnv for IcEnv {
+    fn caller(&self) -> Principal {
+        ic_cdk::api::msg_caller()
+    }
+
+    fn is_controller(&self, principal: &Principal) -> bool {
+        ic_cdk::api::is_controller(principal)
+    }
+
+    fn instructions_used(&self) -> u64 {
+        ic_cdk::api::performance_counter(0)
+    }
+
+    fn stable_memory_pages(&self) -> u64 {
+        ic_cdk::stable::stable_size()
+    }
+
+    fn heap_pages(&self) -> u64 {
+        #[cfg(target_family = "wasm")]
+        {
+            core::arch::wasm32::memory_size(0) as u64
+        }
+        #[cfg(not(target_family = "wasm"))]
+        {
+            0
+        }
+    }
+
+    fn trap(&self, message: &str) -> ! {
+        ic_cdk::trap(message)
+    }
+}

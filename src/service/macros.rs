@@ -1,0 +1,145 @@
+//! [`export_user_table_api!`](crate::export_user_table_api): the store canisters' Candid
+//! methods as one-line wrappers around [`super::api`] and [`super::lifecycle`].
+
+/// Defines a store canister over the engine type `$engine` (a
+/// [`StorageEngine`](crate::engine::StorageEngine)): the state slot, `init`, `pre_upgrade`
+/// and `post_upgrade`, and every query and update method of the user-table API. Each method
+/// is one line calling the function of [`crate::service::api`] of the same name with
+/// [`IcEnv`](crate::service::env::IcEnv).
+///
+/// The canister crate must depend on `ic-cdk` and on this crate under the name `userstore`
+/// with the `canister` feature (Candid export reads the paths in the signatures, so they are
+/// spelled `::userstore::…`).
+#[macro_export]
+macro_rules! export_user_table_api {
+    ($engine:ty) => {
+        ::std::thread_local! {
+            static __USERSTORE_STATE: ::std::cell::RefCell<
+                Option<::userstore::service::StoreState<$engine>>,
+            > = const { ::std::cell::RefCell::new(None) };
+        }
+
+        /// Lends the canister's state to `f`. It exists from `init`/`post_upgrade` on.
+        fn __userstore_state<R>(
+            f: impl FnOnce(&mut ::userstore::service::StoreState<$engine>) -> R,
+        ) -> R {
+            __USERSTORE_STATE.with(|slot| match slot.borrow_mut().as_mut() {
+                Some(state) => f(state),
+                None => ::ic_cdk::trap("the store is not initialized"),
+            })
+        }
+
+        /// Keeps the opened state, or traps (the install or upgrade then changes nothing).
+        fn __userstore_open(
+            opened: Result<::userstore::service::StoreState<$engine>, ::userstore::StoreError>,
+        ) {
+            match opened {
+                Ok(state) => __USERSTORE_STATE.with(|slot| *slot.borrow_mut() = Some(state)),
+                Err(error) => ::ic_cdk::trap(error.to_string()),
+            }
+        }
+
+        #[::ic_cdk::init]
+        fn init(args: Option<::userstore::InitArgs>) {
+            let env = ::userstore::service::env::IcEnv;
+            __userstore_open(::userstore::service::lifecycle::init(&env, args));
+        }
+
+        /// A failed close is logged, not trapped: a trap would block every upgrade, including
+        /// one that fixes the cause, and every committed write is in stable memory already.
+        #[::ic_cdk::pre_upgrade]
+        fn pre_upgrade() {
+            if let Some(state) = __USERSTORE_STATE.with(|slot| slot.borrow_mut().take()) {
+                if let Err(error) = ::userstore::service::lifecycle::pre_upgrade(state) {
+                    ::ic_cdk::api::debug_print(format!("pre_upgrade: {error}"));
+                }
+            }
+        }
+
+        #[::ic_cdk::post_upgrade]
+        fn post_upgrade(args: Option<::userstore::InitArgs>) {
+            __userstore_open(::userstore::service::lifecycle::post_upgrade(args));
+        }
+
+        /// Inserts one user.
+        #[::ic_cdk::update]
+        fn insert_user(user: ::userstore::User) -> Result<(), ::userstore::StoreError> {
+            let env = ::userstore::service::env::IcEnv;
+            __userstore_state(|state| ::userstore::service::api::insert_user(state, &env, user))
+        }
+
+        /// Inserts a batch of users, all or nothing; returns how many were inserted.
+        #[::ic_cdk::update]
+        fn insert_users(users: Vec<::userstore::User>) -> Result<u64, ::userstore::StoreError> {
+            let env = ::userstore::service::env::IcEnv;
+            __userstore_state(|state| ::userstore::service::api::insert_users(state, &env, &users))
+        }
+
+        /// Returns one user.
+        #[::ic_cdk::query]
+        fn get_user(id: u64) -> Result<::userstore::User, ::userstore::StoreError> {
+            __userstore_state(|state| ::userstore::service::api::get_user(state, id))
+        }
+
+        /// Returns up to `limit` users in id order after the id `after`.
+        #[::ic_cdk::query]
+        fn list_users(
+            after: Option<u64>,
+            limit: u32,
+        ) -> Result<Vec<::userstore::User>, ::userstore::StoreError> {
+            __userstore_state(|state| ::userstore::service::api::list_users(state, after, limit))
+        }
+
+        /// Changes a username; returns the user as it was before.
+        #[::ic_cdk::update]
+        fn update_username(
+            id: u64,
+            username: String,
+        ) -> Result<::userstore::User, ::userstore::StoreError> {
+            let env = ::userstore::service::env::IcEnv;
+            __userstore_state(|state| {
+                ::userstore::service::api::update_username(state, &env, id, &username)
+            })
+        }
+
+        /// Deletes a user; returns it.
+        #[::ic_cdk::update]
+        fn delete_user(id: u64) -> Result<::userstore::User, ::userstore::StoreError> {
+            let env = ::userstore::service::env::IcEnv;
+            __userstore_state(|state| ::userstore::service::api::delete_user(state, &env, id))
+        }
+
+        /// Renames every listed user, all or nothing; returns how many were updated.
+        #[::ic_cdk::update]
+        fn update_users(users: Vec<::userstore::User>) -> Result<u64, ::userstore::StoreError> {
+            let env = ::userstore::service::env::IcEnv;
+            __userstore_state(|state| ::userstore::service::api::update_users(state, &env, &users))
+        }
+
+        /// Deletes every listed user, all or nothing; returns how many were deleted.
+        #[::ic_cdk::update]
+        fn delete_users(ids: Vec<u64>) -> Result<u64, ::userstore::StoreError> {
+            let env = ::userstore::service::env::IcEnv;
+            __userstore_state(|state| ::userstore::service::api::delete_users(state, &env, &ids))
+        }
+
+        /// The number of users.
+        #[::ic_cdk::query]
+        fn count_users() -> Result<u64, ::userstore::StoreError> {
+            __userstore_state(|state| ::userstore::service::api::count_users(state))
+        }
+
+        /// The engine, its configuration, the writers and the limits.
+        #[::ic_cdk::query]
+        fn config() -> ::userstore::service::CanisterConfig {
+            __userstore_state(|state| ::userstore::service::api::config(state))
+        }
+
+        /// Rows, stable memory pages and heap pages.
+        #[::ic_cdk::query]
+        fn stats() -> Result<::userstore::service::Stats, ::userstore::StoreError> {
+            let env = ::userstore::service::env::IcEnv;
+            __userstore_state(|state| ::userstore::service::api::stats(state, &env))
+        }
+    };
+}

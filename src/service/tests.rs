@@ -1,0 +1,267 @@
+//! The service layer run natively: authorization, the instruction budget, error mapping and
+//! the lifecycle, with a test environment instead of the IC.
+
+use super::api;
+use super::env::CallEnv;
+use super::lifecycle;
+use super::StoreState;
+use crate::budget::{BatchWrite, MIN_INSTRUCTION_BUDGET};
+use crate::describe::{Engine, EngineInfo};
+use crate::engine::StorageEngine;
+use crate::error::{Limit, StoreError};
+use crate::layout::CanisterMemory;
+use crate::settings::InitArgs;
+use crate::store::UserStore;
+use crate::{BTreeStore, User};
+use candid::Principal;
+use std::cell::Cell;
+
+fn principal(byte: u8) -> Principal {
+    Principal::from_slice(&[byte; 29])
+}
+
+/// A call from `caller`, whose controllers are `controllers`, `used` instructions in.
+struct TestEnv {
+    caller: Principal,
+    controllers: Vec<Principal>,
+    used: u64,
+    controller_checks: Cell<u32>,
+}
+
+impl TestEnv {
+    fn from(caller: Principal) -> Self {
+        TestEnv {
+            caller,
+            controllers: Vec::new(),
+            used: 0,
+            controller_checks: Cell::new(0),
+        }
+    }
+}
+
+impl CallEnv for TestEnv {
+    fn caller(&self) -> Principal {
+        self.caller
+    }
+    fn is_controller(&self, principal: &Principal) -> bool {
+        self.controller_checks.set(self.controller_checks.get() + 1);
+        self.controllers.contains(principal)
+    }
+    fn instructions_used(&self) -> u64 {
+        self.used
+    }
+    fn stable_memory_pages(&self) -> u64 {
+        7
+    }
+    fn heap_pages(&self) -> u64 {
+        9
+    }
+    fn trap(&self, message: &str) -> ! {
+        panic!("trap: {message}")
+    }
+}
+
+type BTree = BTreeStore<CanisterMemory>;
+
+/// A store canister over a B-tree installed by principal 1, with the smallest budget.
+fn installed() -> StoreState<BTree> {
+    let args = InitArgs {
+        instruction_budget: Some(MIN_INSTRUCTION_BUDGET),
+        ..InitArgs::default()
+    };
+    lifecycle::init::<BTree>(&TestEnv::from(principal(1)), Some(args)).expect("installs")
+}
+
+#[test]
+fn a_stranger_cannot_write_and_changes_nothing() {
+    let mut state = installed();
+    let stranger = TestEnv::from(principal(2));
+    assert_eq!(
+        api::insert_user(&mut state, &stranger, User::new(1, "x")),
+        Err(StoreError::Unauthorized {
+            caller: principal(2)
+        })
+    );
+    assert_eq!(
+        api::delete_users(&mut state, &stranger, &[1]),
+        Err(StoreError::Unauthorized {
+            caller: principal(2)
+        })
+    );
+    assert_eq!(api::count_users(&state), Ok(0));
+}
+
+#[test]
+fn writers_need_no_controller_check_and_controllers_may_write() {
+    let mut state = installed();
+    let installer = TestEnv::from(principal(1));
+    assert_eq!(
+        api::insert_user(&mut state, &installer, User::new(1, "a")),
+        Ok(())
+    );
+    assert_eq!(installer.controller_checks.get(), 0);
+    let controller = TestEnv {
+        controllers: vec![principal(5)],
+        ..TestEnv::from(principal(5))
+    };
+    assert_eq!(
+        api::insert_users(&mut state, &controller, &[User::new(2, "b")]),
+        Ok(1)
+    );
+    assert_eq!(controller.controller_checks.get(), 1);
+    assert_eq!(api::get_user(&state, 2), Ok(User::new(2, "b")));
+}
+
+#[test]
+fn a_batch_over_the_budget_is_refused_with_the_rows_that_fit() {
+    let mut state = installed();
+    let used = 1_000_000;
+    let fit = BTree::write_cost(BatchWrite::Delete).rows_that_fit(MIN_INSTRUCTION_BUDGET - used);
+    let env = TestEnv {
+        used,
+        ..TestEnv::from(principal(1))
+    };
+    let ids: Vec<u64> = (0..=fit).collect();
+    assert_eq!(
+        api::delete_users(&mut state, &env, &ids),
+        Err(StoreError::LimitExceeded {
+            limit: Limit::InstructionBudget,
+            max: fit,
+            actual: fit + 1,
+        })
+    );
+    // One row fewer passes the check (and then finds no such user: nothing was inserted).
+    assert_eq!(
+        api::delete_users(&mut state, &env, &ids[..fit as usize]),
+        Err(StoreError::NotFound { id: 0 })
+    );
+}
+
+/// A store whose writes fail in the engine.
+struct BrokenStore;
+
+impl UserStore for BrokenStore {
+    fn insert(&mut self, _: User) -> Result<(), StoreError> {
+        Err(StoreError::storage("writing", "the disk is gone"))
+    }
+    fn insert_batch(&mut self, _: &[User]) -> Result<u64, StoreError> {
+        Err(StoreError::DuplicateId { id: 3 })
+    }
+    fn get(&self, id: u64) -> Result<User, StoreError> {
+        Err(StoreError::NotFound { id })
+    }
+    fn page(&self, _: Option<u64>, _: u32) -> Result<Vec<User>, StoreError> {
+        Ok(Vec::new())
+    }
+    fn update_username(&mut self, id: u64, _: &str) -> Result<User, StoreError> {
+        Err(StoreError::NotFound { id })
+    }
+    fn delete(&mut self, id: u64) -> Result<User, StoreError> {
+        Err(StoreError::NotFound { id })
+    }
+    fn update_batch(&mut self, _: &[User]) -> Result<u64, StoreError> {
+        Ok(0)
+    }
+    fn delete_batch(&mut self, _: &[u64]) -> Result<u64, StoreError> {
+        Ok(0)
+    }
+    fn count(&self) -> Result<u64, StoreError> {
+        Ok(0)
+    }
+    fn describe(&self) -> EngineInfo {
+        EngineInfo {
+            engine: Engine::StableBTreeMap,
+            engine_version: "broken".into(),
+            sqlite: None,
+        }
+    }
+}
+
+impl StorageEngine for BrokenStore {
+    fn settle_config(
+        _: Option<crate::SqliteConfig>,
+        _: Option<crate::SqliteConfig>,
+    ) -> Result<Option<crate::SqliteConfig>, StoreError> {
+        Ok(None)
+    }
+    fn write_cost(_: BatchWrite) -> crate::budget::WriteCost {
+        crate::budget::WriteCost {
+            per_batch: 0,
+            per_row: 1,
+        }
+    }
+    fn open_in_canister(_: Option<crate::SqliteConfig>) -> Result<Self, StoreError> {
+        Ok(BrokenStore)
+    }
+}
+
+#[test]
+fn a_storage_failure_traps_and_other_errors_are_values() {
+    let writer = TestEnv::from(principal(1));
+    let mut state = StoreState::new(
+        BrokenStore,
+        crate::access::Writers::only(vec![principal(1)]),
+        MIN_INSTRUCTION_BUDGET,
+    );
+    assert_eq!(
+        api::insert_users(&mut state, &writer, &[User::new(3, "c")]),
+        Err(StoreError::DuplicateId { id: 3 })
+    );
+    let trapped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        api::insert_user(&mut state, &writer, User::new(1, "a"))
+    }));
+    let message = trapped.expect_err("traps");
+    let text = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        text.contains("storage failure, message rolled back"),
+        "{text}"
+    );
+}
+
+#[test]
+fn config_and_stats_report_the_canister() {
+    let mut state = installed();
+    api::insert_user(&mut state, &TestEnv::from(principal(1)), User::new(4, "d")).unwrap();
+    let config = api::config(&state);
+    assert_eq!(config.engine.engine, Engine::StableBTreeMap);
+    assert_eq!(config.writers.principals, vec![principal(1)]);
+    assert_eq!(config.limits.instruction_budget, MIN_INSTRUCTION_BUDGET);
+    let stats = api::stats(&state, &TestEnv::from(principal(2))).unwrap();
+    assert_eq!(
+        (stats.rows, stats.stable_memory_pages, stats.heap_pages),
+        (1, 7, 9)
+    );
+}
+
+#[test]
+fn an_upgrade_keeps_the_table_and_the_settings_it_is_not_given() {
+    let mut state = installed();
+    api::insert_user(
+        &mut state,
+        &TestEnv::from(principal(1)),
+        User::new(8, "kept"),
+    )
+    .unwrap();
+    lifecycle::pre_upgrade(state).unwrap();
+    let writers = InitArgs {
+        writers: Some(vec![principal(3)]),
+        ..InitArgs::default()
+    };
+    let state = lifecycle::post_upgrade::<BTree>(Some(writers)).expect("upgrades");
+    assert_eq!(api::get_user(&state, 8), Ok(User::new(8, "kept")));
+    let config = api::config(&state);
+    assert_eq!(config.writers.principals, vec![principal(3)]);
+    assert_eq!(config.limits.instruction_budget, MIN_INSTRUCTION_BUDGET);
+    // The B-tree refuses a SQLite configuration; the upgrade fails.
+    let sqlite = InitArgs {
+        sqlite: Some(crate::SqliteConfig::default()),
+        ..InitArgs::default()
+    };
+    assert!(matches!(
+        lifecycle::post_upgrade::<BTree>(Some(sqlite)),
+        Err(StoreError::InvalidConfig { .. })
+    ));
+}
