@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# The main job: builds the benchmark canister, makes (or reuses) the stable-memory image with
-# the preloaded 1,000,000-row tables, runs the canbench suite (on icrun here; on PocketIC with
-# real canbench when POCKET_IC_BIN is set), writes canbench_results.yml and docs/RESULTS.md
-# with its charts, and prints the headline table. Sets itself up on a fresh machine.
+# The main job: measures what one call to each store canister costs (bench-calls: the real
+# canisters on 1,000,000-row tables, one message at a time, under both metering profiles, with
+# traces of the headline calls), builds the benchmark canister, makes (or reuses) the
+# stable-memory image with the preloaded tables, runs the canbench suite (on icrun here; on
+# PocketIC with real canbench when POCKET_IC_BIN is set), writes per_call_results.yml,
+# canbench_results.yml and docs/RESULTS.md with its charts and flame graphs, and prints the
+# headline tables. Sets itself up on a fresh machine.
 #
 # Usage: scripts/bench.sh            run everything and persist the results
-#        scripts/bench.sh --check    run everything and fail if any bench differs from the
-#                                    committed canbench_results.yml beyond the noise threshold
+#        scripts/bench.sh --check    run everything and fail if any figure differs from the
+#                                    committed files (canbench's results beyond its noise
+#                                    threshold; per-call results, report and flame graphs
+#                                    byte for byte)
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
 ensure_build_tools
@@ -20,9 +25,22 @@ case "${1:-}" in
   *) echo "usage: scripts/bench.sh [--check]" >&2; exit 2 ;;
 esac
 
-log "building icrun and the snapshot tool (cargo profile 'tool')"
-cargo build --profile tool --locked -p icrun-cli -p bench-snapshot
-"$ROOT/scripts/build.sh" benches
+log "building icrun and the measuring tools (cargo profile 'tool')"
+cargo build --profile tool --locked -p icrun-cli -p bench-snapshot -p bench-calls
+"$ROOT/scripts/build.sh" btree sqlite benches
+
+mkdir -p "$ROOT/target/bench"
+if [ "$mode" = check ]; then
+  calls_out="$ROOT/target/bench/calls-check"
+  flamegraphs="$calls_out/flamegraphs"
+  rm -rf "$calls_out"
+else
+  calls_out="$ROOT"
+  flamegraphs="$ROOT/docs/flamegraphs"
+  rm -rf "$flamegraphs"
+fi
+log "measuring one call at a time: the store canisters on 1,000,000-row tables (bench-calls)"
+"$ROOT/target/tool/bench-calls" "$ROOT/target/canisters" "$calls_out/per_call_results.yml" "$flamegraphs"
 
 CACHE="$ROOT/.cache/bench"
 key=$(sha256 "$ROOT/target/canisters/benches.wasm" | cut -c1-16)
@@ -39,16 +57,19 @@ else
   log "reusing the preloaded tables $image"
 fi
 ln -sfn "images/$key.bin" "$CACHE/stable_memory.bin"
-mkdir -p "$ROOT/target/bench"
 
 if [ "$mode" = check ]; then
   # The reproduction check compares with icrun's own committed figures.
   log "checking the suite on icrun against the committed canbench_results.yml"
   "$ROOT/target/tool/icrun" bench --less-verbose --fail-on-change
+  log "checking the per-call results and their flame graphs against the committed ones"
+  diff -u per_call_results.yml "$calls_out/per_call_results.yml"
+  diff -r docs/flamegraphs "$calls_out/flamegraphs"
   log "checking that docs/RESULTS.md and its charts are what the committed results give"
   fresh="$ROOT/target/bench/report-check"
   rm -rf "$fresh" && mkdir -p "$fresh/charts"
-  python3 "$ROOT/scripts/report.py" canbench_results.yml "$storage" "$fresh/RESULTS.md" "$fresh/charts" >/dev/null
+  python3 "$ROOT/scripts/report.py" canbench_results.yml "$storage" per_call_results.yml \
+    "$fresh/RESULTS.md" "$fresh/charts" flamegraphs >/dev/null
   diff -u docs/RESULTS.md "$fresh/RESULTS.md"
   diff -ru docs/charts "$fresh/charts"
   exit 0
@@ -65,4 +86,5 @@ fi
 "${runner[@]}" --persist --less-verbose
 
 log "writing docs/RESULTS.md and docs/charts/"
-python3 "$ROOT/scripts/report.py" canbench_results.yml "$storage" docs/RESULTS.md docs/charts
+python3 "$ROOT/scripts/report.py" canbench_results.yml "$storage" per_call_results.yml \
+  docs/RESULTS.md docs/charts flamegraphs

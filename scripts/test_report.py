@@ -4,6 +4,7 @@ import unittest
 from pathlib import Path
 
 import report
+import report_calls
 
 RESULTS = """benches:
   btree_insert_middle_10:
@@ -63,6 +64,55 @@ class FitTest(unittest.TestCase):
         self.assertEqual(report.crossover((10.0, 5.0), (1.0, 1.0)), "always")
         # Cheaper fixed cost, dearer rows: SQLite wins for small batches only (meet at 9).
         self.assertEqual(report.crossover((100.0, 1.0), (10.0, 11.0)), "up to 8")
+
+
+PER_CALL = {
+    "calls": {
+        "pocketic-13": {
+            "btree": {
+                "insert_user_1": {
+                    "mode": "update", "method": "insert_user", "instructions": 300_000,
+                    "samples": [1, 2, 3], "argument_bytes": 150, "cycles": 6_800_000,
+                    "breakdown": {"operators": 280_000,
+                                  "system_api": {"msg_reply": [1, 500], "stable64_read": [3, 900]},
+                                  "stable_bytes_read": 0, "stable_bytes_written": 0,
+                                  "pages": {"heap_4k_dirtied": [9, 9_000]}},
+                },
+                "count_query": {
+                    "mode": "query", "method": "count_users", "instructions": 4_000,
+                    "samples": [4_000], "argument_bytes": 6, "cycles": 0,
+                    "breakdown": {"operators": 3_500, "system_api": {"msg_reply": [1, 500]},
+                                  "stable_bytes_read": 0, "stable_bytes_written": 0, "pages": {}},
+                },
+            }
+        }
+    },
+    "traces": {
+        "btree_insert_user_1": {
+            "profile": "pocketic-13", "instructions": 300_000, "flamegraph": "btree_insert_user_1.svg",
+            "top_inclusive": [{"name": "insert", "self_instructions": 10, "inclusive_instructions": 57_000}],
+            "top_self": [{"name": "cmp", "self_instructions": 60_000, "inclusive_instructions": 60_000}],
+        }
+    },
+}
+
+
+class PerCallTest(unittest.TestCase):
+    def test_headline_shows_instructions_cycles_and_free_queries(self):
+        text = "\n".join(report_calls.headline(PER_CALL, report.ENGINES))
+        self.assertIn("| `insert_user`, one new user | 300,000 |", text)
+        self.assertIn("| `count_users`, query | 4,000 |", text)
+        # 6.8M cycles per call is 6.8 trillion per million calls: 6.8 × 1.35 USD.
+        self.assertIn("6.80M ($9.18)", text)
+        self.assertIn("| `count_users`, query | free |", text)
+        self.assertNotIn("master-2026", text)
+
+    def test_where_section_lists_charges_and_functions(self):
+        text = "\n".join(report_calls.where_section(PER_CALL, report.ENGINES, "flamegraphs"))
+        self.assertIn("B-tree: insert one user, 300,000 instructions", text)
+        self.assertIn("Wasm operators 280,000; system API 1,400; pages: heap 4k dirtied 9 (9,000)", text)
+        self.assertIn("[Flame graph](flamegraphs/btree_insert_user_1.svg)", text)
+        self.assertIn("| `insert` | 57,000 | `cmp` | 60,000 |", text)
 
 
 if __name__ == "__main__":

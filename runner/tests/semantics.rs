@@ -337,3 +337,31 @@ fn lists_methods() {
     assert_eq!(queries, vec!["a".to_string(), "c".to_string()]);
     assert_eq!(canister.update_methods(), vec!["b".to_string()]);
 }
+
+#[test]
+fn a_snapshot_puts_back_heap_globals_and_stable_memory() {
+    let wasm = module(&state_items(""));
+    let mut canister = install_wasm(&wasm);
+    canister.update("inc", &[], ANONYMOUS);
+    let snapshot = canister.snapshot();
+    canister.update("inc", &[], ANONYMOUS);
+    canister.update("inc", &[], ANONYMOUS);
+    assert_eq!(read(&mut canister, "heap"), 10);
+    canister.restore(&snapshot).expect("restores");
+    assert_eq!(read(&mut canister, "heap"), 8);
+    assert_eq!(read(&mut canister, "calls"), 1);
+    assert_eq!(read(&mut canister, "stable"), 8);
+    // The same state in another canister of the same module, here with trace hooks.
+    let options = icrun::Options {
+        tracing: true,
+        ..icrun::Options::default()
+    };
+    let mut traced = install_with_options(&wasm, options);
+    traced
+        .restore(&snapshot)
+        .expect("restores into a traced instance");
+    assert_eq!(reply_u64(&traced.update("inc", &[], ANONYMOUS)), 9);
+    // Not into a canister of another module.
+    let mut other = install("");
+    assert!(other.restore(&snapshot).is_err());
+}

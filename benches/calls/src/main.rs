@@ -1,0 +1,40 @@
+//! `bench-calls`: what one call to a store canister costs, message by message.
+//!
+//! canbench measures inside one query, so its `warm` scope never pays what every real update
+//! pays again: the stable pages it dirties, the heap pages it dirties, the Candid request and
+//! reply. This tool runs the store canisters themselves (`target/canisters/*.wasm`) on icrun,
+//! each on a table of 1,000,000 users, and measures each workload as separate ingress
+//! messages: a few warm-up messages, then several measured ones, of which the median is
+//! reported with the breakdown of its instructions, the cycles the IC bills and, for the
+//! headline calls, a trace. Every engine configuration runs under both metering profiles
+//! (docs/metering.md §6).
+//!
+//! Usage: `bench-calls <canister-dir> <results.yml> <flamegraph-dir>`
+
+mod engines;
+mod fees;
+mod results;
+mod run;
+mod workloads;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [canisters, results, flamegraphs] = args.as_slice() else {
+        eprintln!("usage: bench-calls <canister-dir> <results.yml> <flamegraph-dir>");
+        return ExitCode::from(2);
+    };
+    match run::all(
+        Path::new(canisters),
+        Path::new(results),
+        Path::new(flamegraphs),
+    ) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("bench-calls: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

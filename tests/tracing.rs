@@ -1,0 +1,89 @@
+//! icrun's instruction traces on the benchmark canister: the traced one-row insert of each
+//! engine adds up, function by function, to the instructions canbench's `bench_fn` measured
+//! without the hooks, to the instruction (docs/metering.md §1: the hooks are free).
+//!
+//! icrun only: tracing is icrun's own instrumentation (PocketIC has canbench's, which
+//! estimates its overhead instead). The tables are the benchmark's 10,000-row ones, seeded
+//! here through the canister's `seed` update (the 1,000,000-row image is `scripts/bench.sh`'s).
+
+use candid::{Decode, Encode, Principal};
+use icrun::{Canister, Env, Limits, Options, Window};
+use icrun_cli::bench::BenchResult;
+use std::path::PathBuf;
+
+fn benches_wasm() -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/canisters/benches.wasm");
+    std::fs::read(&path).unwrap_or_else(|error| {
+        panic!(
+            "{}: {error}; build it with scripts/build.sh benches",
+            path.display()
+        )
+    })
+}
+
+/// The benchmark canister with its 10,000-row tables, with or without trace hooks.
+fn seeded(tracing: bool) -> Canister {
+    let options = Options {
+        limits: Limits::unlimited(),
+        tracing,
+        ..Options::default()
+    };
+    let anonymous = Principal::anonymous();
+    let (mut canister, _) =
+        Canister::install_with(&benches_wasm(), &[], anonymous, Env::default(), options)
+            .expect("installs");
+    for engine in ["btree", "sqlite"] {
+        let arg = Encode!(&engine, &"10k", &0u64, &10_000u64).expect("encodes");
+        let reply = canister
+            .update("seed", &arg, anonymous)
+            .reply
+            .expect("seeds");
+        let rows = Decode!(&reply, Result<u64, String>).expect("decodes");
+        assert_eq!(rows, Ok(10_000), "{engine}");
+    }
+    canister
+}
+
+fn run_bench(canister: &mut Canister, bench: &str) -> BenchResult {
+    let method = format!("__canbench__{bench}");
+    let reply = canister
+        .query(&method, b"DIDL\x00\x00", Principal::anonymous())
+        .reply
+        .unwrap_or_else(|reject| panic!("{bench}: {reject}"));
+    BenchResult::from_candid(&reply).expect("a BenchResult")
+}
+
+#[test]
+fn traces_of_the_one_row_insert_add_up_to_the_bench_exactly() {
+    let mut plain = seeded(false);
+    let mut traced = seeded(true);
+    for bench in [
+        "btree_rows_10k_insert_middle_1",
+        "sqlite_memory_rows_10k_insert_middle_1",
+    ] {
+        let measured = run_bench(&mut plain, bench);
+        traced.record_traces(true);
+        let again = run_bench(&mut traced, bench);
+        assert_eq!(
+            again, measured,
+            "{bench}: the hooks changed the measurement"
+        );
+        let instructions = measured.total.instructions;
+        let trace = traced.last_trace().expect("traced");
+        let folded = trace
+            .fold(bench, Window::Bench { instructions })
+            .expect("the bench window is in the trace");
+        assert_eq!(folded.total(), instructions, "{bench}");
+        // The insert itself shows up by name.
+        let functions = folded.functions();
+        assert!(
+            functions.iter().any(|f| f.name.contains("insert_batch")),
+            "{bench}: {:?}",
+            functions
+                .iter()
+                .take(10)
+                .map(|f| &f.name)
+                .collect::<Vec<_>>()
+        );
+    }
+}
