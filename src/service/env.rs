@@ -66,3 +66,16 @@ impl CallEnv for IcEnv {
         ic_cdk::trap(message)
     }
 }
+
+/// Replies `value` to the current call, encoded by [`super::reply::encode`] (the same bytes as
+/// ic-cdk's own reply, without rebuilding the type table in every message), and returns the
+/// marker a `#[update(manual_reply = true)]` method returns. Traps if `value` cannot be
+/// encoded, as ic-cdk's reply does.
+#[cfg(feature = "canister")]
+pub fn reply<T: candid::CandidType + 'static>(value: T) -> std::marker::PhantomData<T> {
+    match super::reply::encode(&value) {
+        Ok(bytes) => ic_cdk::api::msg_reply(bytes),
+        Err(error) => ic_cdk::trap(format!("encoding the reply: {error}")),
+    }
+    std::marker::PhantomData
+}

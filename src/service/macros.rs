@@ -4,8 +4,11 @@
 /// Defines a store canister over the engine type `$engine` (a
 /// [`StorageEngine`](crate::engine::StorageEngine)): the state slot, `init`, `pre_upgrade`
 /// and `post_upgrade`, and every query and update method of the user-table API. Each method
-/// is one line calling the function of [`crate::service::api`] of the same name with
-/// [`IcEnv`](crate::service::env::IcEnv).
+/// calls the function of [`crate::service::api`] of the same name with
+/// [`IcEnv`](crate::service::env::IcEnv) and replies through
+/// [`reply`](crate::service::env::reply) (the same Candid as ic-cdk's own reply, built without
+/// redoing the type table in every message), which is why the methods are `manual_reply`
+/// and return `PhantomData` of their Candid result type.
 ///
 /// The canister crate must depend on `ic-cdk` and on this crate under the name `userstore`
 /// with the `canister` feature (Candid export reads the paths in the signatures, so they are
@@ -62,84 +65,107 @@ macro_rules! export_user_table_api {
         }
 
         /// Inserts one user.
-        #[::ic_cdk::update]
-        fn insert_user(user: ::userstore::User) -> Result<(), ::userstore::StoreError> {
+        #[::ic_cdk::update(manual_reply = true)]
+        fn insert_user(
+            user: ::userstore::User,
+        ) -> ::std::marker::PhantomData<Result<(), ::userstore::StoreError>> {
             let env = ::userstore::service::env::IcEnv;
-            __userstore_state(|state| ::userstore::service::api::insert_user(state, &env, user))
+            let result = __userstore_state(|state| ::userstore::service::api::insert_user(state, &env, user));
+            ::userstore::service::env::reply(result)
         }
 
         /// Inserts a batch of users, all or nothing; returns how many were inserted.
-        #[::ic_cdk::update]
-        fn insert_users(users: Vec<::userstore::User>) -> Result<u64, ::userstore::StoreError> {
+        #[::ic_cdk::update(manual_reply = true)]
+        fn insert_users(
+            users: Vec<::userstore::User>,
+        ) -> ::std::marker::PhantomData<Result<u64, ::userstore::StoreError>> {
             let env = ::userstore::service::env::IcEnv;
-            __userstore_state(|state| ::userstore::service::api::insert_users(state, &env, &users))
+            let result = __userstore_state(|state| ::userstore::service::api::insert_users(state, &env, &users));
+            ::userstore::service::env::reply(result)
         }
 
         /// Returns one user.
-        #[::ic_cdk::query]
-        fn get_user(id: u64) -> Result<::userstore::User, ::userstore::StoreError> {
-            __userstore_state(|state| ::userstore::service::api::get_user(state, id))
+        #[::ic_cdk::query(manual_reply = true)]
+        fn get_user(
+            id: u64,
+        ) -> ::std::marker::PhantomData<Result<::userstore::User, ::userstore::StoreError>> {
+            let result = __userstore_state(|state| ::userstore::service::api::get_user(state, id));
+            ::userstore::service::env::reply(result)
         }
 
         /// Returns up to `limit` users in id order after the id `after`.
-        #[::ic_cdk::query]
+        #[::ic_cdk::query(manual_reply = true)]
         fn list_users(
             after: Option<u64>,
             limit: u32,
-        ) -> Result<Vec<::userstore::User>, ::userstore::StoreError> {
-            __userstore_state(|state| ::userstore::service::api::list_users(state, after, limit))
+        ) -> ::std::marker::PhantomData<Result<Vec<::userstore::User>, ::userstore::StoreError>> {
+            let result = __userstore_state(|state| ::userstore::service::api::list_users(state, after, limit));
+            ::userstore::service::env::reply(result)
         }
 
         /// Changes a username; returns the user as it was before.
-        #[::ic_cdk::update]
+        #[::ic_cdk::update(manual_reply = true)]
         fn update_username(
             id: u64,
             username: String,
-        ) -> Result<::userstore::User, ::userstore::StoreError> {
+        ) -> ::std::marker::PhantomData<Result<::userstore::User, ::userstore::StoreError>> {
             let env = ::userstore::service::env::IcEnv;
-            __userstore_state(|state| {
+            let result = __userstore_state(|state| {
                 ::userstore::service::api::update_username(state, &env, id, &username)
-            })
+            });
+            ::userstore::service::env::reply(result)
         }
 
         /// Deletes a user; returns it.
-        #[::ic_cdk::update]
-        fn delete_user(id: u64) -> Result<::userstore::User, ::userstore::StoreError> {
+        #[::ic_cdk::update(manual_reply = true)]
+        fn delete_user(
+            id: u64,
+        ) -> ::std::marker::PhantomData<Result<::userstore::User, ::userstore::StoreError>> {
             let env = ::userstore::service::env::IcEnv;
-            __userstore_state(|state| ::userstore::service::api::delete_user(state, &env, id))
+            let result = __userstore_state(|state| ::userstore::service::api::delete_user(state, &env, id));
+            ::userstore::service::env::reply(result)
         }
 
         /// Renames every listed user, all or nothing; returns how many were updated.
-        #[::ic_cdk::update]
-        fn update_users(users: Vec<::userstore::User>) -> Result<u64, ::userstore::StoreError> {
+        #[::ic_cdk::update(manual_reply = true)]
+        fn update_users(
+            users: Vec<::userstore::User>,
+        ) -> ::std::marker::PhantomData<Result<u64, ::userstore::StoreError>> {
             let env = ::userstore::service::env::IcEnv;
-            __userstore_state(|state| ::userstore::service::api::update_users(state, &env, &users))
+            let result = __userstore_state(|state| ::userstore::service::api::update_users(state, &env, &users));
+            ::userstore::service::env::reply(result)
         }
 
         /// Deletes every listed user, all or nothing; returns how many were deleted.
-        #[::ic_cdk::update]
-        fn delete_users(ids: Vec<u64>) -> Result<u64, ::userstore::StoreError> {
+        #[::ic_cdk::update(manual_reply = true)]
+        fn delete_users(
+            ids: Vec<u64>,
+        ) -> ::std::marker::PhantomData<Result<u64, ::userstore::StoreError>> {
             let env = ::userstore::service::env::IcEnv;
-            __userstore_state(|state| ::userstore::service::api::delete_users(state, &env, &ids))
+            let result = __userstore_state(|state| ::userstore::service::api::delete_users(state, &env, &ids));
+            ::userstore::service::env::reply(result)
         }
 
         /// The number of users.
-        #[::ic_cdk::query]
-        fn count_users() -> Result<u64, ::userstore::StoreError> {
-            __userstore_state(|state| ::userstore::service::api::count_users(state))
+        #[::ic_cdk::query(manual_reply = true)]
+        fn count_users() -> ::std::marker::PhantomData<Result<u64, ::userstore::StoreError>> {
+            let result = __userstore_state(|state| ::userstore::service::api::count_users(state));
+            ::userstore::service::env::reply(result)
         }
 
         /// The engine, its configuration, the writers and the limits.
-        #[::ic_cdk::query]
-        fn config() -> ::userstore::service::CanisterConfig {
-            __userstore_state(|state| ::userstore::service::api::config(state))
+        #[::ic_cdk::query(manual_reply = true)]
+        fn config() -> ::std::marker::PhantomData<::userstore::service::CanisterConfig> {
+            let result = __userstore_state(|state| ::userstore::service::api::config(state));
+            ::userstore::service::env::reply(result)
         }
 
         /// Rows, stable memory pages and heap pages.
-        #[::ic_cdk::query]
-        fn stats() -> Result<::userstore::service::Stats, ::userstore::StoreError> {
+        #[::ic_cdk::query(manual_reply = true)]
+        fn stats() -> ::std::marker::PhantomData<Result<::userstore::service::Stats, ::userstore::StoreError>> {
             let env = ::userstore::service::env::IcEnv;
-            __userstore_state(|state| ::userstore::service::api::stats(state, &env))
+            let result = __userstore_state(|state| ::userstore::service::api::stats(state, &env));
+            ::userstore::service::env::reply(result)
         }
     };
 }

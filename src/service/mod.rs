@@ -6,6 +6,7 @@
 //! - [`env`]: what the service asks of the IC (caller, controllers, performance counter,
 //!   memory sizes, trap), answered by [`env::IcEnv`] in a canister and by a test double in
 //!   native tests;
+//! - [`reply`]: Candid replies with their type table built once per type;
 //! - [`export_user_table_api!`](crate::export_user_table_api): the one-line `#[update]` and
 //!   `#[query]` wrappers a canister crate needs, so that the services of all store canisters
 //!   are identical by construction.
@@ -14,6 +15,7 @@ pub mod api;
 pub mod env;
 pub mod lifecycle;
 mod macros;
+pub mod reply;
 
 use crate::access::Writers;
 use crate::budget::{BatchWrite, WriteCost};

@@ -1,0 +1,111 @@
+//! Candid replies without rebuilding their type table in every message.
+//!
+//! A Candid message is the magic `DIDL`, a type table, the argument types, then the values.
+//! Everything before the values depends only on the Rust type being sent, yet `candid`'s
+//! encoder rebuilds it for every reply: it computes the type, clears and refills its type
+//! environment and compares types structurally to number the table. For the store's reply
+//! types (`Result<User, StoreError>` and the like) that work is most of a one-row call: about
+//! 200,000 instructions of a 275,000-instruction `get_user` (see the traces in
+//! `docs/RESULTS.md`). [`encode`] builds the prefix once per type and message type, keeps it
+//! on the heap (which lives as long as the canister's Wasm instance), and serializes only the
+//! value in every later reply, with `candid`'s own value serializer. The bytes are exactly
+//! `candid::encode_one`'s: the tests compare them.
+
+use candid::ser::ValueSerializer;
+use candid::CandidType;
+use std::any::TypeId;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+thread_local! {
+    /// The encoded type table and argument types, by reply type.
+    static PREFIXES: RefCell<BTreeMap<TypeId, Vec<u8>>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// `value` as a one-argument Candid message, the same bytes as `candid::encode_one(value)`.
+pub fn encode<T: CandidType + 'static>(value: &T) -> Result<Vec<u8>, candid::Error> {
+    let mut values = ValueSerializer::new();
+    value.idl_serialize(&mut values)?;
+    let values = values.get_result();
+    let key = TypeId::of::<T>();
+    PREFIXES.with(|prefixes| {
+        let mut prefixes = prefixes.borrow_mut();
+        let prefix = match prefixes.get(&key) {
+            Some(prefix) => prefix,
+            None => {
+                // The first reply of this type: the full encoder, then what precedes the values.
+                let full = candid::encode_one(value)?;
+                let prefix_len = full.len().saturating_sub(values.len());
+                prefixes
+                    .entry(key)
+                    .or_insert_with(|| full[..prefix_len].to_vec())
+            }
+        };
+        let mut message = Vec::with_capacity(prefix.len() + values.len());
+        message.extend_from_slice(prefix);
+        message.extend_from_slice(values);
+        Ok(message)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Limit, StoreError, User};
+    use candid::Principal;
+    use proptest::prelude::*;
+
+    fn errors() -> Vec<StoreError> {
+        vec![
+            StoreError::DuplicateId { id: 7 },
+            StoreError::NotFound { id: u64::MAX },
+            StoreError::invalid_input("username must not be empty"),
+            StoreError::LimitExceeded {
+                limit: Limit::BatchSize,
+                max: 10_000,
+                actual: 10_001,
+            },
+            StoreError::Unauthorized {
+                caller: Principal::from_slice(&[3; 29]),
+            },
+            StoreError::invalid_config("no"),
+            StoreError::storage("writing", "full"),
+        ]
+    }
+
+    fn same_as_candid<T: CandidType + 'static>(value: T) {
+        let expected = candid::encode_one(&value).expect("candid encodes");
+        // Twice: the first builds the prefix, the second uses it.
+        assert_eq!(encode(&value).expect("encodes"), expected);
+        assert_eq!(encode(&value).expect("encodes"), expected);
+    }
+
+    #[test]
+    fn every_reply_type_encodes_as_candid_does() {
+        for error in errors() {
+            same_as_candid::<Result<User, StoreError>>(Err(error.clone()));
+            same_as_candid::<Result<u64, StoreError>>(Err(error.clone()));
+            same_as_candid::<Result<(), StoreError>>(Err(error.clone()));
+            same_as_candid::<Result<Vec<User>, StoreError>>(Err(error));
+        }
+        same_as_candid::<Result<(), StoreError>>(Ok(()));
+        same_as_candid::<Result<u64, StoreError>>(Ok(0));
+        same_as_candid::<Result<Vec<User>, StoreError>>(Ok(Vec::new()));
+    }
+
+    proptest! {
+        #[test]
+        fn users_and_pages_encode_as_candid_does(
+            id in any::<u64>(),
+            name in "\\PC{0,40}",
+            ids in prop::collection::vec(any::<u64>(), 0..20),
+        ) {
+            let user = User::new(id, name.clone());
+            let expected = candid::encode_one(Ok::<User, StoreError>(user.clone())).unwrap();
+            prop_assert_eq!(encode(&Ok::<User, StoreError>(user)).unwrap(), expected);
+            let page: Vec<User> = ids.iter().map(|id| User::new(*id, name.clone())).collect();
+            let expected = candid::encode_one(Ok::<Vec<User>, StoreError>(page.clone())).unwrap();
+            prop_assert_eq!(encode(&Ok::<Vec<User>, StoreError>(page)).unwrap(), expected);
+        }
+    }
+}
