@@ -18,9 +18,17 @@ const SELECT_PAGE: &str = "SELECT id, username FROM users WHERE id > ?1 ORDER BY
 const UPDATE: &str = "UPDATE users SET username = ?2 WHERE id = ?1";
 const DELETE: &str = "DELETE FROM users WHERE id = ?1";
 const DELETE_RETURNING: &str = "DELETE FROM users WHERE id = ?1 RETURNING username";
-const COUNT: &str = "SELECT count(*) FROM users";
+const CREATE_COUNT_TABLE: &str = "CREATE TABLE IF NOT EXISTS user_count (rows INTEGER NOT NULL)";
+const COUNT_ROWS: &str = "SELECT count(*) FROM user_count";
+const FILL_COUNT: &str = "INSERT INTO user_count (rows) SELECT count(*) FROM users";
+const COUNT: &str = "SELECT rows FROM user_count";
+const ADD_TO_COUNT: &str = "UPDATE user_count SET rows = rows + ?1";
 
 /// The user table in SQLite. Statements are prepared once per connection and cached.
+///
+/// The row count lives in a one-row table `user_count`, changed in the same transaction as
+/// every insert and delete, so [`UserStore::count`] reads one row instead of scanning the
+/// table. A database written before that table existed gets it at open, filled by one scan.
 pub struct SqliteStore {
     connection: Connection,
     config: SqliteConfig,
@@ -54,6 +62,7 @@ impl SqliteStore {
             .execute(CREATE_TABLE, [])
             .map_err(|error| StoreError::storage("creating the users table", error))?;
         pragmas::check_page_size(&connection, &config)?;
+        ensure_row_count(&connection)?;
         Ok(Self { connection, config })
     }
 
@@ -70,25 +79,27 @@ impl SqliteStore {
     }
 
     /// Runs `write` inside one transaction: committed if it returns `Ok`, undone otherwise.
+    /// `write` returns its value and how many rows it added (negative: removed), which goes
+    /// into `user_count` in the same transaction.
     ///
     /// With a journal SQLite rolls back; with [`JournalMode::Off`] it cannot, so `write`
     /// reports the ids it inserted and they are deleted again before the commit.
     fn in_transaction<T>(
         &mut self,
-        write: impl FnOnce(&Connection, &mut Vec<i64>) -> Result<T, StoreError>,
+        write: impl FnOnce(&Connection, &mut Vec<i64>) -> Result<(T, i64), StoreError>,
     ) -> Result<T, StoreError> {
         let connection = &self.connection;
-        connection
-            .execute_batch("BEGIN")
-            .map_err(|error| StoreError::storage("beginning a transaction", error))?;
+        run_cached(connection, "BEGIN", "beginning a transaction")?;
         let mut inserted_ids = Vec::new();
-        match write(connection, &mut inserted_ids) {
-            Ok(value) => match connection.execute_batch("COMMIT") {
+        let written = write(connection, &mut inserted_ids)
+            .and_then(|(value, added)| add_to_count(connection, added).map(|()| value));
+        match written {
+            Ok(value) => match run_cached(connection, "COMMIT", "committing") {
                 Ok(()) => Ok(value),
                 Err(error) => {
                     // Leave no transaction open behind a failed commit.
                     let _ = connection.execute_batch("ROLLBACK");
-                    Err(StoreError::storage("committing", error))
+                    Err(error)
                 }
             },
             Err(error) => {
@@ -127,15 +138,46 @@ impl SqliteStore {
                     .execute([id])
                     .map_err(|error| StoreError::storage("undoing a batch", error))?;
             }
-            connection
-                .execute_batch("COMMIT")
-                .map_err(|error| StoreError::storage("committing an undone batch", error))
+            run_cached(connection, "COMMIT", "committing an undone batch")
         } else {
-            connection
-                .execute_batch("ROLLBACK")
-                .map_err(|error| StoreError::storage("rolling back", error))
+            run_cached(connection, "ROLLBACK", "rolling back")
         }
     }
+}
+
+/// Runs a statement without parameters or rows (`BEGIN`, `COMMIT`, `ROLLBACK`), prepared once.
+fn run_cached(connection: &Connection, sql: &str, doing: &str) -> Result<(), StoreError> {
+    connection
+        .prepare_cached(sql)
+        .and_then(|mut statement| statement.execute([]))
+        .map(|_| ())
+        .map_err(|error| StoreError::storage(doing, error))
+}
+
+/// Creates `user_count` if the database has none yet and fills it with one scan of `users`
+/// (a database written before the count was kept).
+fn ensure_row_count(connection: &Connection) -> Result<(), StoreError> {
+    let fail = |error| StoreError::storage("setting up the row count", error);
+    connection.execute(CREATE_COUNT_TABLE, []).map_err(fail)?;
+    let count_rows: i64 = connection
+        .query_row(COUNT_ROWS, [], |row| row.get(0))
+        .map_err(fail)?;
+    if count_rows == 0 {
+        connection.execute(FILL_COUNT, []).map_err(fail)?;
+    }
+    Ok(())
+}
+
+/// Adds `added` (negative: removes) to the row count, inside the caller's transaction.
+fn add_to_count(connection: &Connection, added: i64) -> Result<(), StoreError> {
+    if added == 0 {
+        return Ok(());
+    }
+    connection
+        .prepare_cached(ADD_TO_COUNT)
+        .and_then(|mut statement| statement.execute([added]))
+        .map(|_| ())
+        .map_err(|error| StoreError::storage("updating the row count", error))
 }
 
 /// The rowid of an id that passed [`limits::check_id`] (which guarantees the conversion).
@@ -187,8 +229,11 @@ impl UserStore for SqliteStore {
     fn insert(&mut self, user: User) -> Result<(), StoreError> {
         limits::check_user(&user)?;
         let rowid = checked_rowid(user.id)?;
-        // A single-row INSERT is atomic by itself: a clash is detected before any write.
-        insert_row(&mut insert_statement(&self.connection)?, &user, rowid)
+        // A clash is detected before the INSERT writes anything, so there is nothing to undo.
+        self.in_transaction(|connection, _| {
+            insert_row(&mut insert_statement(connection)?, &user, rowid)?;
+            Ok(((), 1))
+        })
     }
 
     fn insert_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
@@ -200,7 +245,7 @@ impl UserStore for SqliteStore {
                 insert_row(&mut insert, user, rowid)?;
                 inserted_ids.push(rowid);
             }
-            Ok(users.len() as u64)
+            Ok((users.len() as u64, users.len() as i64))
         })
     }
 
@@ -254,16 +299,18 @@ impl UserStore for SqliteStore {
         let Some(rowid) = to_rowid(id) else {
             return Err(StoreError::NotFound { id });
         };
-        let mut delete = self
-            .connection
-            .prepare_cached(DELETE_RETURNING)
-            .map_err(|error| StoreError::storage("preparing DELETE", error))?;
-        delete
-            .query_row([rowid], |row| row.get::<_, String>(0))
-            .optional()
-            .map_err(|error| StoreError::storage("deleting a user", error))?
-            .map(|username| User { id, username })
-            .ok_or(StoreError::NotFound { id })
+        self.in_transaction(|connection, _| {
+            let mut delete = connection
+                .prepare_cached(DELETE_RETURNING)
+                .map_err(|error| StoreError::storage("preparing DELETE", error))?;
+            let user = delete
+                .query_row([rowid], |row| row.get::<_, String>(0))
+                .optional()
+                .map_err(|error| StoreError::storage("deleting a user", error))?
+                .map(|username| User { id, username })
+                .ok_or(StoreError::NotFound { id })?;
+            Ok((user, -1))
+        })
     }
 
     fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
@@ -282,7 +329,7 @@ impl UserStore for SqliteStore {
                     return Err(StoreError::NotFound { id: user.id });
                 }
             }
-            Ok(users.len() as u64)
+            Ok((users.len() as u64, 0))
         })
     }
 
@@ -302,7 +349,7 @@ impl UserStore for SqliteStore {
                     return Err(StoreError::NotFound { id: *id });
                 }
             }
-            Ok(ids.len() as u64)
+            Ok((ids.len() as u64, -(ids.len() as i64)))
         })
     }
 

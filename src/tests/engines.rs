@@ -221,3 +221,28 @@ fn update_and_delete_batches_are_all_or_nothing() {
         );
     });
 }
+
+#[test]
+fn a_database_written_before_the_row_count_was_kept_gets_it_at_open() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("users.db");
+    {
+        // What earlier versions wrote: the users table and nothing else.
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        connection
+            .execute_batch(
+                "CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT NOT NULL);
+                 INSERT INTO users VALUES (1, 'ada'), (2, 'grace'), (3, 'edsger');",
+            )
+            .unwrap();
+    }
+    let mut store = SqliteStore::open(&path, SqliteConfig::default()).unwrap();
+    assert_eq!(store.count(), Ok(3));
+    store.insert_batch(&users([4, 5])).unwrap();
+    store.delete(1).unwrap();
+    assert_eq!(store.count(), Ok(4));
+    store.close().unwrap();
+    // The count is kept, not recomputed: a reopened store reads the same.
+    let store = SqliteStore::open(&path, SqliteConfig::default()).unwrap();
+    assert_eq!(store.count(), Ok(4));
+}
