@@ -53,13 +53,7 @@ impl Snapshot {
         tracker: Option<&Arc<MemoryTracker>>,
         tracking: Tracking,
     ) -> Snapshot {
-        let globals = global_exports
-            .iter()
-            .filter_map(|name| {
-                let global = instance.get_global(&mut *store, name)?;
-                Some((name.clone(), global.get(&mut *store)))
-            })
-            .collect();
+        let globals = exported_globals(store, instance, global_exports);
         let Some(memory) = store.data().memory else {
             return Snapshot {
                 globals,
@@ -84,13 +78,7 @@ impl Snapshot {
         instance: &Instance,
         global_exports: &[String],
     ) -> Snapshot {
-        let globals = global_exports
-            .iter()
-            .filter_map(|name| {
-                let global = instance.get_global(&mut *store, name)?;
-                Some((name.clone(), global.get(&mut *store)))
-            })
-            .collect();
+        let globals = exported_globals(store, instance, global_exports);
         let heap_len = store
             .data()
             .memory
@@ -222,4 +210,20 @@ impl Snapshot {
         self.restore_globals(store, instance);
         Ok(())
     }
+}
+
+/// The current values of the instance's exported globals named in `global_exports` (names
+/// the instance does not export are skipped).
+fn exported_globals(
+    store: &mut Store<HostState>,
+    instance: &Instance,
+    global_exports: &[String],
+) -> Vec<(String, Val)> {
+    global_exports
+        .iter()
+        .filter_map(|name| {
+            let global = instance.get_global(&mut *store, name)?;
+            Some((name.clone(), global.get(&mut *store)))
+        })
+        .collect()
 }

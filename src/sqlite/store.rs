@@ -98,7 +98,7 @@ impl SqliteStore {
                 Ok(()) => Ok(value),
                 Err(error) => {
                     // Leave no transaction open behind a failed commit.
-                    let _ = connection.execute_batch("ROLLBACK");
+                    let _ = run_cached(connection, "ROLLBACK", "rolling back");
                     Err(error)
                 }
             },
