@@ -27,7 +27,7 @@ esac
 
 log "building icrun and the measuring tools (cargo profile 'tool')"
 cargo build --profile tool --locked -p icrun-cli -p bench-snapshot -p bench-calls
-"$ROOT/scripts/build.sh" btree sqlite benches
+"$ROOT/scripts/build.sh" btree sqlite stable-sqlite benches
 
 mkdir -p "$ROOT/target/bench"
 if [ "$mode" = check ]; then

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Builds the canisters in release mode into target/canisters/ and checks them: the SQLite
-# canister is converted with wasi2ic, and every canister must import nothing but ic0. (The
+# Builds the canisters in release mode into target/canisters/ and checks them: the two SQLite
+# canisters are converted with wasi2ic, and every canister must import nothing but ic0. (The
 # committed .did files are checked against the code by each canister's native test, the
 # project's one Candid check.) Installs what it lacks (Wasm targets, wasi2ic). Prints the
 # Wasm sizes and the Candid service.
 #
-# Usage: scripts/build.sh [btree] [sqlite] [client] [benches]    (default: btree sqlite client)
+# Usage: scripts/build.sh [btree] [sqlite] [stable-sqlite] [client] [benches]
+#        (default: btree sqlite stable-sqlite client)
 # `client` is the example canister that calls a store canister (canisters/client).
 # `benches` is the canbench benchmark canister (its Candid is canbench's, not checked here).
 set -euo pipefail
@@ -40,6 +41,12 @@ build_sqlite() {
   wasi2ic "$ROOT/target/wasm32-wasip1/release/sqlite_canister.wasm" "$OUT/sqlite.wasm" >/dev/null
 }
 
+build_stable_sqlite() {
+  log "building the stable-memory SQLite canister (wasm32-wasip1, release) and converting it with wasi2ic"
+  cargo_wasm wasm32-wasip1 stable-sqlite-canister
+  wasi2ic "$ROOT/target/wasm32-wasip1/release/stable_sqlite_canister.wasm" "$OUT/stable-sqlite.wasm" >/dev/null
+}
+
 build_benches() {
   log "building the benchmark canister (wasm32-wasip1, release) and converting it with wasi2ic"
   cargo_wasm wasm32-wasip1 userstore-benches
@@ -52,14 +59,15 @@ check() {
 }
 
 canisters=("$@")
-[ ${#canisters[@]} -gt 0 ] || canisters=(btree sqlite client)
+[ ${#canisters[@]} -gt 0 ] || canisters=(btree sqlite stable-sqlite client)
 for canister in "${canisters[@]}"; do
   case "$canister" in
     btree) build_btree ;;
     sqlite) build_sqlite ;;
+    stable-sqlite) build_stable_sqlite ;;
     client) build_client ;;
     benches) build_benches ;;
-    *) echo "unknown canister '$canister' (btree, sqlite, client or benches)" >&2; exit 2 ;;
+    *) echo "unknown canister '$canister' (btree, sqlite, stable-sqlite, client or benches)" >&2; exit 2 ;;
   esac
   log "checking $canister: imports"
   check "$canister"
@@ -67,7 +75,7 @@ done
 
 log "canister Wasm"
 for canister in "${canisters[@]}"; do
-  printf '%-8s %10d bytes  %s\n' "$canister" "$(file_size "$OUT/$canister.wasm")" \
+  printf '%-13s %10d bytes  %s\n' "$canister" "$(file_size "$OUT/$canister.wasm")" \
     "target/canisters/$canister.wasm"
 done
 first=${canisters[0]}

@@ -27,10 +27,13 @@ ENGINES = [
     ("sqlite_memory", "SQLite MEMORY"),
     ("sqlite_wal", "SQLite WAL"),
     ("sqlite_off", "SQLite OFF"),
+    ("stable_sqlite_memory", "Stable SQLite MEMORY"),
+    ("stable_sqlite_off", "Stable SQLite OFF"),
 ]
 ENGINE_LABEL = dict(ENGINES)
 SQLITE_ENGINES = [key for key, _ in ENGINES if key != "btree"]
-COLORS = ["#1b1b1b", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+COLORS = ["#1b1b1b", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+          "#e377c2", "#17becf"]
 
 WORKLOADS = [
     ("insert_middle", "Insert n new middle ids, one batch (one transaction)"),
@@ -44,7 +47,7 @@ WORKLOADS = [
     ("count", "Count the rows"),
 ]
 NAME = re.compile(
-    r"^(?P<engine>btree|sqlite_[a-z]+)_(?:rows_(?P<rows>10k|100k)_)?"
+    r"^(?P<engine>btree|sqlite_[a-z]+|stable_sqlite_[a-z]+)_(?:rows_(?P<rows>10k|100k)_)?"
     r"(?P<workload>insert_middle_autocommit|insert_middle|insert_append|get_missing|get|page|update|delete|count)"
     r"(?:_(?P<n>\d+))?$"
 )
@@ -267,7 +270,8 @@ def cost_section(table, storage):
     lines.append("")
     if storage:
         lines += ["## Stable memory per row", "",
-                  "Bytes of the engine's virtual memory (the B-tree's, or the SQLite database file's) "
+                  "Bytes of the engine's virtual memory (the B-tree's, the SQLite database file's, or the "
+                  "stable-memory SQLite engine's: its 4 KiB header and the database file) "
                   "divided by its rows, measured on the preloaded tables.", "",
                   "| engine | table rows | bytes | bytes per row |", "|---|---|---|---|"]
         for engine, rows, size in storage:
@@ -291,8 +295,7 @@ def which_engine_section(table):
             if btree <= best:
                 winner = "B-tree"
             else:
-                tied = [ENGINE_LABEL[e].removeprefix("SQLite ") for e, v in sqlite.items() if v == best]
-                winner = "SQLite " + "/".join(tied)
+                winner = " / ".join(ENGINE_LABEL[e] for e, v in sqlite.items() if v == best)
             factor = max(btree, best) / min(btree, best)
             size = "" if workload == "count" else f"n = {n:,}: "
             verdicts.append(f"{size}{winner} ({factor:.1f}x cheaper)")

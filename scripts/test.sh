@@ -22,10 +22,10 @@ log "cargo clippy (canisters for their Wasm targets)"
 RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target wasm32-unknown-unknown \
   -p btree-canister -p client-canister -- -D warnings
 RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target wasm32-wasip1 \
-  -p sqlite-canister -p userstore-benches -- -D warnings
+  -p sqlite-canister -p stable-sqlite-canister -p userstore-benches -- -D warnings
 
 log "building the canisters (imports checked)"
-"$ROOT/scripts/build.sh" btree sqlite client benches
+"$ROOT/scripts/build.sh" btree sqlite stable-sqlite client benches
 
 log "report generator tests (python)"
 python3 -m unittest discover -s "$ROOT/scripts" -p 'test_*.py'

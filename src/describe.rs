@@ -15,6 +15,9 @@ pub enum Engine {
     StableBTreeMap,
     /// SQLite, one `users` table, on ic-wasi-polyfill's file system.
     Sqlite,
+    /// SQLite, one `users` table, its pages straight in a stable-memory virtual memory
+    /// through this crate's VFS.
+    StableSqlite,
 }
 
 /// What a store is and how it is configured, as reported by the canisters' `config` query.

@@ -27,6 +27,13 @@ pub const SQLITE_DATABASE_MEMORY_ID: MemoryId = MemoryId::new(2);
 /// consecutive virtual memories: ids 10 to 19.
 pub const SQLITE_FILE_SYSTEM_MEMORY_IDS: std::ops::Range<u8> = 10..20;
 
+/// The stable-memory SQLite engine's database (`StableSqliteStore`): header and pages,
+/// with no file system around them.
+pub const STABLE_SQLITE_DATABASE_MEMORY_ID: MemoryId = MemoryId::new(7);
+
+/// The name the stable-memory SQLite engine registers its database under with its VFS.
+pub const STABLE_SQLITE_DATABASE_NAME: &str = "users.db";
+
 /// A virtual memory of the canister's stable memory.
 pub type CanisterMemory = VirtualMemory<DefaultMemoryImpl>;
 

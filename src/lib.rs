@@ -1,11 +1,13 @@
 //! # userstore
 //!
-//! One user-table API ([`UserStore`]) over two storage engines for Internet Computer
+//! One user-table API ([`UserStore`]) over three storage engines for Internet Computer
 //! canisters:
 //! - [`BTreeStore`]: ic-stable-structures' `StableBTreeMap<u64, Username>` on any
 //!   [`ic_stable_structures::Memory`];
 //! - [`SqliteStore`]: one SQLite table, on stable memory inside a canister (through
-//!   ic-wasi-polyfill) or on a native file or in-memory database.
+//!   ic-wasi-polyfill) or on a native file or in-memory database;
+//! - [`StableSqliteStore`]: the same table with its pages straight in a stable-memory
+//!   `Memory`, through this crate's SQLite VFS, with no file system in between.
 //!
 //! Both validate every request against the published [`limits`] before they write, return
 //! errors as [`StoreError`] values, and make batch inserts all or nothing. Each engine also
@@ -37,6 +39,8 @@ pub mod limits;
 pub mod service;
 pub mod settings;
 pub mod sqlite;
+#[cfg(feature = "sqlite")]
+pub mod stable_sqlite;
 pub mod store;
 pub mod user;
 
@@ -48,6 +52,8 @@ pub use settings::InitArgs;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use sqlite::{JournalMode, LockingMode, SqliteConfig, Synchronous};
+#[cfg(feature = "sqlite")]
+pub use stable_sqlite::StableSqliteStore;
 pub use store::UserStore;
 pub use user::User;
 

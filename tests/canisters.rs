@@ -1,4 +1,4 @@
-//! End-to-end tests of both store canisters: the real release Wasm, installed on icrun,
+//! End-to-end tests of every store canister: the real release Wasm, installed on icrun,
 //! called over Candid. They check what the library's native tests cannot: the canisters'
 //! Candid methods, authorization, and that data survives upgrades for the B-tree and for
 //! SQLite in every journal mode.
@@ -30,7 +30,20 @@ fn every_store() -> Vec<(String, StoreCanister)> {
         let store = StoreCanister::install_store(&ic, "sqlite", args);
         stores.push((format!("sqlite {journal_mode:?}"), store));
     }
+    for journal_mode in [JournalMode::Memory, JournalMode::Off] {
+        let args = with_sqlite(stable_sqlite_config(journal_mode));
+        let store = StoreCanister::install_store(&ic, "stable-sqlite", args);
+        stores.push((format!("stable-sqlite {journal_mode:?}"), store));
+    }
     stores
+}
+
+/// The stable-memory SQLite canister's default configuration with `journal_mode`.
+fn stable_sqlite_config(journal_mode: JournalMode) -> SqliteConfig {
+    SqliteConfig {
+        journal_mode,
+        ..SqliteConfig::for_stable_sqlite()
+    }
 }
 
 #[test]
@@ -138,6 +151,42 @@ fn config_reports_the_engine_and_the_sqlite_configuration() {
     assert_eq!(config.engine.engine, Engine::Sqlite);
     assert_eq!(config.engine.sqlite, Some(persist));
     assert!(config.engine.engine_version.starts_with("SQLite 3."));
+
+    let stable = StoreCanister::install_store(&ic, "stable-sqlite", None);
+    let config: CanisterConfig = stable.query_one("config", ());
+    assert_eq!(config.engine.engine, Engine::StableSqlite);
+    assert_eq!(
+        config.engine.sqlite,
+        Some(SqliteConfig::for_stable_sqlite())
+    );
+}
+
+#[test]
+fn the_stable_sqlite_canister_refuses_journal_files_at_install_and_upgrade() {
+    let ic = new_ic();
+    let persist = with_sqlite(SqliteConfig::with_journal_mode(JournalMode::Persist));
+    let refused = StoreCanister::try_install_store(&ic, "stable-sqlite", persist.clone())
+        .err()
+        .expect("install refused");
+    assert!(
+        refused.message.contains("journal_mode Persist"),
+        "{refused}"
+    );
+
+    let store = StoreCanister::install_store(&ic, "stable-sqlite", None);
+    store.insert_users(users(0..10)).expect("insert");
+    let refused = store.upgrade(persist).expect_err("upgrade refused");
+    assert!(
+        refused.message.contains("journal_mode Persist"),
+        "{refused}"
+    );
+    // The refused upgrade changed nothing: same data, same configuration.
+    assert_eq!(store.count_users(), 10);
+    let config: CanisterConfig = store.query_one("config", ());
+    assert_eq!(
+        config.engine.sqlite,
+        Some(SqliteConfig::for_stable_sqlite())
+    );
 }
 
 #[test]

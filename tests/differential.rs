@@ -118,6 +118,22 @@ fn send(store: &StoreCanister, call: &Call) -> Result<Vec<u8>, Rejected> {
     }
 }
 
+/// The stable-memory SQLite canister with its default configuration and `journal_mode`.
+fn stable_sqlite(ic: &Rc<dyn Ic>, journal_mode: JournalMode) -> (String, StoreCanister) {
+    let config = SqliteConfig {
+        journal_mode,
+        ..SqliteConfig::for_stable_sqlite()
+    };
+    (
+        format!("stable-sqlite {journal_mode:?}"),
+        StoreCanister::install_store(
+            ic,
+            "stable-sqlite",
+            Some(userstore_e2e::sqlite_args(config)),
+        ),
+    )
+}
+
 fn sqlite(ic: &Rc<dyn Ic>, journal_mode: JournalMode) -> (String, StoreCanister) {
     let args = userstore_e2e::sqlite_args(SqliteConfig::with_journal_mode(journal_mode));
     (
@@ -151,13 +167,15 @@ fn all_rows(store: &StoreCanister) -> Vec<User> {
 }
 
 #[test]
-fn both_canisters_reply_identically_to_a_random_call_sequence() {
+fn every_store_canister_replies_identically_to_a_random_call_sequence() {
     let ic = new_ic();
     let reference = StoreCanister::install_store(&ic, "btree", None);
     let others = [
         sqlite(&ic, JournalMode::Memory),
         sqlite(&ic, JournalMode::Off),
         sqlite(&ic, JournalMode::Wal),
+        stable_sqlite(&ic, JournalMode::Memory),
+        stable_sqlite(&ic, JournalMode::Off),
     ];
     let mut rng = Rng(SEED);
     let mut error_values = 0;

@@ -29,6 +29,7 @@ fn a_batch_over_the_instruction_budget_is_refused_with_the_rows_that_fit() {
     let stores = [
         ("btree", InitArgs::default()),
         ("sqlite", sqlite_args(JournalMode::Persist)),
+        ("stable-sqlite", InitArgs::default()),
     ];
     for (canister, args) in stores {
         let args = InitArgs {
@@ -121,6 +122,14 @@ fn a_batch_that_traps_part_way_leaves_no_row_behind() {
     for journal_mode in JournalMode::ALL {
         let store = install(&ic, "sqlite", sqlite_args(journal_mode));
         stores.push((format!("sqlite {journal_mode:?}"), store));
+    }
+    for journal_mode in [JournalMode::Memory, JournalMode::Off] {
+        let config = SqliteConfig {
+            journal_mode,
+            ..SqliteConfig::for_stable_sqlite()
+        };
+        let store = install(&ic, "stable-sqlite", userstore_e2e::sqlite_args(config));
+        stores.push((format!("stable-sqlite {journal_mode:?}"), store));
     }
     for (name, store) in &stores {
         assert_eq!(store.insert_users(users(0..100)), Ok(100), "{name}");

@@ -15,7 +15,7 @@ fn user(id: u64) -> User {
 #[test]
 fn a_million_row_table_survives_an_upgrade() {
     let ic = new_ic();
-    for canister in ["btree", "sqlite"] {
+    for canister in ["btree", "sqlite", "stable-sqlite"] {
         let store = StoreCanister::install_store(&ic, canister, None);
         for start in (0..ROWS).step_by(BATCH as usize) {
             // Even ids, so the table has room for middle inserts afterwards.

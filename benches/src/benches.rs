@@ -117,3 +117,11 @@ engine_benches!(sqlite_persist, EngineKind::Sqlite(JournalMode::Persist));
 engine_benches!(sqlite_memory, EngineKind::Sqlite(JournalMode::Memory));
 engine_benches!(sqlite_wal, EngineKind::Sqlite(JournalMode::Wal));
 engine_benches!(sqlite_off, EngineKind::Sqlite(JournalMode::Off));
+engine_benches!(
+    stable_sqlite_memory,
+    EngineKind::StableSqlite(JournalMode::Memory)
+);
+engine_benches!(
+    stable_sqlite_off,
+    EngineKind::StableSqlite(JournalMode::Off)
+);

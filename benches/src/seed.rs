@@ -13,7 +13,10 @@ fn engine_named(engine: &str) -> Result<EngineKind, String> {
     match engine {
         "btree" => Ok(EngineKind::BTree),
         "sqlite" => Ok(EngineKind::Sqlite(SEED_JOURNAL_MODE)),
-        other => Err(format!("unknown engine '{other}' (btree or sqlite)")),
+        "stable-sqlite" => Ok(EngineKind::StableSqlite(SEED_JOURNAL_MODE)),
+        other => Err(format!(
+            "unknown engine '{other}' (btree, sqlite or stable-sqlite)"
+        )),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Opens the preloaded tables exactly as the canisters open theirs: one `MemoryManager` over
-//! stable memory, the B-tree on its virtual memory, SQLite through ic-wasi-polyfill with the
-//! canisters' default configuration and the journal mode of the bench.
+//! stable memory, the B-tree on its virtual memory, SQLite through ic-wasi-polyfill and the
+//! stable-memory SQLite engine on its virtual memory, each SQLite with its canister's default
+//! configuration and the journal mode of the bench.
 //!
 //! Nothing here runs at install: canbench loads the stable-memory image after install, so
 //! the memory manager and the file system are set up by the first bench or seeding call.
@@ -11,7 +12,9 @@ use ic_stable_structures::DefaultMemoryImpl;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use userstore::sqlite::stable_memory;
-use userstore::{BTreeStore, JournalMode, SqliteConfig, SqliteStore, StoreError, UserStore};
+use userstore::{
+    BTreeStore, JournalMode, SqliteConfig, SqliteStore, StableSqliteStore, StoreError, UserStore,
+};
 
 /// The engine (and journal mode) a bench measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,6 +23,8 @@ pub enum EngineKind {
     BTree,
     /// `SqliteStore` with this journal mode.
     Sqlite(JournalMode),
+    /// `StableSqliteStore` with this journal mode.
+    StableSqlite(JournalMode),
 }
 
 thread_local! {
@@ -56,21 +61,38 @@ pub fn open_sqlite(size: TableSize, journal_mode: JournalMode) -> Result<SqliteS
     )
 }
 
+/// Opens the stable-memory SQLite database of `size` with the canister's default
+/// configuration and `journal_mode`.
+pub fn open_stable_sqlite(
+    size: TableSize,
+    journal_mode: JournalMode,
+) -> Result<StableSqliteStore, StoreError> {
+    let memory = MEMORY_MANAGER.with(|manager| manager.get(size.stable_sqlite_memory_id()));
+    let config = SqliteConfig {
+        journal_mode,
+        ..StableSqliteStore::default_config()
+    };
+    StableSqliteStore::open(size.stable_sqlite_name(), memory, config)
+}
+
 /// Opens the table of `size` in `engine`.
 pub fn open(engine: EngineKind, size: TableSize) -> Result<Box<dyn UserStore>, StoreError> {
     Ok(match engine {
         EngineKind::BTree => Box::new(open_btree(size)),
         EngineKind::Sqlite(journal_mode) => Box::new(open_sqlite(size, journal_mode)?),
+        EngineKind::StableSqlite(journal_mode) => Box::new(open_stable_sqlite(size, journal_mode)?),
     })
 }
 
 /// Bytes of stable memory `engine`'s table of `size` occupies: its virtual memory's size
-/// (the B-tree's, or the SQLite database file's).
+/// (the B-tree's, the SQLite database file's, or the stable-memory SQLite engine's: its
+/// header, file and journal-free tail).
 pub fn table_bytes(engine: EngineKind, size: TableSize) -> u64 {
     use ic_stable_structures::Memory;
     let memory_id = match engine {
         EngineKind::BTree => size.btree_memory_id(),
         EngineKind::Sqlite(_) => size.sqlite_memory_id(),
+        EngineKind::StableSqlite(_) => size.stable_sqlite_memory_id(),
     };
     // Virtual memories grow in 64 KiB Wasm pages.
     MEMORY_MANAGER.with(|manager| manager.get(memory_id).size() * 65_536)

@@ -70,6 +70,24 @@ impl TableSize {
         }
     }
 
+    /// The virtual memory of this size's stable-memory SQLite database (`StableSqliteStore`).
+    pub fn stable_sqlite_memory_id(self) -> MemoryId {
+        match self {
+            Self::Rows1m => layout::STABLE_SQLITE_DATABASE_MEMORY_ID,
+            Self::Rows100k => MemoryId::new(8),
+            Self::Rows10k => MemoryId::new(9),
+        }
+    }
+
+    /// The name this size's stable-memory SQLite database is registered under with the VFS.
+    pub fn stable_sqlite_name(self) -> &'static str {
+        match self {
+            Self::Rows1m => layout::STABLE_SQLITE_DATABASE_NAME,
+            Self::Rows100k => "users-100k.db",
+            Self::Rows10k => "users-10k.db",
+        }
+    }
+
     /// The path of this size's SQLite database file.
     pub fn sqlite_path(self) -> &'static str {
         match self {
@@ -112,11 +130,17 @@ mod tests {
         }
         let mut ids: Vec<MemoryId> = TableSize::ALL
             .iter()
-            .flat_map(|size| [size.btree_memory_id(), size.sqlite_memory_id()])
+            .flat_map(|size| {
+                [
+                    size.btree_memory_id(),
+                    size.sqlite_memory_id(),
+                    size.stable_sqlite_memory_id(),
+                ]
+            })
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 6);
+        assert_eq!(ids.len(), 9);
         let file_system: Vec<MemoryId> = layout::SQLITE_FILE_SYSTEM_MEMORY_IDS
             .map(MemoryId::new)
             .collect();

@@ -130,6 +130,16 @@ impl Default for SqliteConfig {
 }
 
 impl SqliteConfig {
+    /// The configuration the stable-memory engine (`StableSqliteStore`) gets when a canister
+    /// asks for none: the [default](SqliteConfig::default) with a page cache of 40,960 pages,
+    /// 160 MiB of heap, which holds a 1,000,000-row table whole.
+    pub fn for_stable_sqlite() -> Self {
+        Self {
+            cache_size_pages: 40_960,
+            ..Self::default()
+        }
+    }
+
     /// The default configuration with another journal mode.
     pub fn with_journal_mode(journal_mode: JournalMode) -> Self {
         Self {

@@ -20,4 +20,6 @@ mod store;
 
 pub use config::{JournalMode, LockingMode, SqliteConfig, Synchronous};
 #[cfg(feature = "sqlite")]
+pub(crate) use store::RowCountSlot;
+#[cfg(feature = "sqlite")]
 pub use store::SqliteStore;

@@ -17,21 +17,45 @@ const SELECT_ONE: &str = "SELECT username FROM users WHERE id = ?1";
 const SELECT_PAGE: &str = "SELECT id, username FROM users WHERE id > ?1 ORDER BY id LIMIT ?2";
 const UPDATE: &str = "UPDATE users SET username = ?2 WHERE id = ?1";
 const DELETE: &str = "DELETE FROM users WHERE id = ?1";
-const DELETE_RETURNING: &str = "DELETE FROM users WHERE id = ?1 RETURNING username";
 const CREATE_COUNT_TABLE: &str = "CREATE TABLE IF NOT EXISTS user_count (rows INTEGER NOT NULL)";
 const COUNT_ROWS: &str = "SELECT count(*) FROM user_count";
 const FILL_COUNT: &str = "INSERT INTO user_count (rows) SELECT count(*) FROM users";
 const COUNT: &str = "SELECT rows FROM user_count";
 const ADD_TO_COUNT: &str = "UPDATE user_count SET rows = rows + ?1";
 
-/// The user table in SQLite. Statements are prepared once per connection and cached.
+/// The user table in SQLite. Statements are prepared once per connection and cached; the
+/// read statements are prepared at open, so that queries (whose heap changes the IC
+/// discards) find them ready instead of preparing them again every time.
 ///
 /// The row count lives in a one-row table `user_count`, changed in the same transaction as
 /// every insert and delete, so [`UserStore::count`] reads one row instead of scanning the
 /// table. A database written before that table existed gets it at open, filled by one scan.
+/// (A storage with a slot of its own for the count uses that instead: [`RowCountSlot`].)
 pub struct SqliteStore {
     connection: Connection,
     config: SqliteConfig,
+    row_count: RowCount,
+}
+
+/// A place beside the database that keeps the row count, written after every commit that
+/// changes it. Only for storage where that write and the commit are atomic together: on the
+/// IC both are writes of the same message, which a trap discards together.
+pub(crate) trait RowCountSlot {
+    /// The count stored, if any.
+    fn load(&self) -> Option<u64>;
+    /// Stores the count.
+    fn store(&self, rows: u64) -> Result<(), StoreError>;
+}
+
+/// Where a [`SqliteStore`] keeps its row count.
+enum RowCount {
+    /// In the table `user_count`, changed in the same transaction as every write.
+    Table,
+    /// In the heap, mirrored to `slot` after every commit.
+    Slot {
+        rows: u64,
+        slot: Box<dyn RowCountSlot>,
+    },
 }
 
 impl SqliteStore {
@@ -57,13 +81,59 @@ impl SqliteStore {
     }
 
     fn with_connection(connection: Connection, config: SqliteConfig) -> Result<Self, StoreError> {
+        Self::with_connection_and_count(connection, config, None)
+    }
+
+    /// Sets up the table on `connection` (configured as `config`), with the row count in
+    /// `slot` if there is one, else in the table `user_count`.
+    pub(crate) fn with_connection_and_count(
+        connection: Connection,
+        config: SqliteConfig,
+        slot: Option<Box<dyn RowCountSlot>>,
+    ) -> Result<Self, StoreError> {
         pragmas::apply(&connection, &config)?;
         connection
             .execute(CREATE_TABLE, [])
             .map_err(|error| StoreError::storage("creating the users table", error))?;
         pragmas::check_page_size(&connection, &config)?;
-        ensure_row_count(&connection)?;
-        Ok(Self { connection, config })
+        let row_count = match slot {
+            None => {
+                ensure_row_count(&connection)?;
+                RowCount::Table
+            }
+            Some(slot) => {
+                let rows = match slot.load() {
+                    Some(rows) => rows,
+                    None => {
+                        let rows = count_by_scan(&connection)?;
+                        slot.store(rows)?;
+                        rows
+                    }
+                };
+                RowCount::Slot { rows, slot }
+            }
+        };
+        let store = Self {
+            connection,
+            config,
+            row_count,
+        };
+        store.prepare_read_statements()?;
+        Ok(store)
+    }
+
+    /// Puts the statements of the read methods into the connection's statement cache.
+    fn prepare_read_statements(&self) -> Result<(), StoreError> {
+        let count = matches!(self.row_count, RowCount::Table).then_some(COUNT);
+        for sql in [Some(SELECT_ONE), Some(SELECT_PAGE), count]
+            .into_iter()
+            .flatten()
+        {
+            self.connection
+                .prepare_cached(sql)
+                .map_err(|error| StoreError::storage("preparing the read statements", error))?;
+        }
+        Ok(())
     }
 
     /// Closes the connection, flushing what SQLite holds (a WAL is checkpointed).
@@ -91,11 +161,19 @@ impl SqliteStore {
         let connection = &self.connection;
         run_cached(connection, "BEGIN", "beginning a transaction")?;
         let mut inserted_ids = Vec::new();
-        let written = write(connection, &mut inserted_ids)
-            .and_then(|(value, added)| add_to_count(connection, added).map(|()| value));
+        let count_in_table = matches!(self.row_count, RowCount::Table);
+        let written = write(connection, &mut inserted_ids).and_then(|(value, added)| {
+            if count_in_table {
+                add_to_count(connection, added)?;
+            }
+            Ok((value, added))
+        });
         match written {
-            Ok(value) => match run_cached(connection, "COMMIT", "committing") {
-                Ok(()) => Ok(value),
+            Ok((value, added)) => match run_cached(connection, "COMMIT", "committing") {
+                Ok(()) => {
+                    self.count_committed(added)?;
+                    Ok(value)
+                }
                 Err(error) => {
                     // Leave no transaction open behind a failed commit.
                     let _ = run_cached(connection, "ROLLBACK", "rolling back");
@@ -107,6 +185,34 @@ impl SqliteStore {
                 Err(error)
             }
         }
+    }
+
+    /// Runs `write`, one statement that changes the table or fails having changed nothing,
+    /// and keeps the row count. With the count in a slot the statement runs on its own
+    /// (SQLite's autocommit, no BEGIN and COMMIT to run); with the count in the table it
+    /// needs a transaction around both.
+    fn one_statement<T>(
+        &mut self,
+        write: impl FnOnce(&Connection) -> Result<(T, i64), StoreError>,
+    ) -> Result<T, StoreError> {
+        if matches!(self.row_count, RowCount::Table) {
+            return self.in_transaction(|connection, _| write(connection));
+        }
+        let (value, added) = write(&self.connection)?;
+        self.count_committed(added)?;
+        Ok(value)
+    }
+
+    /// After a commit that added `added` rows (negative: removed): the count kept in a slot
+    /// follows. (A count in the table changed inside the transaction.)
+    fn count_committed(&mut self, added: i64) -> Result<(), StoreError> {
+        if let RowCount::Slot { rows, slot } = &mut self.row_count {
+            if added != 0 {
+                *rows = rows.saturating_add_signed(added);
+                slot.store(*rows)?;
+            }
+        }
+        Ok(())
     }
 
     /// Without a journal SQLite cannot roll an update or delete back, so every id is looked
@@ -166,6 +272,14 @@ fn ensure_row_count(connection: &Connection) -> Result<(), StoreError> {
         connection.execute(FILL_COUNT, []).map_err(fail)?;
     }
     Ok(())
+}
+
+/// Counts the rows of `users` by scanning them (once, for a count slot that was never set).
+fn count_by_scan(connection: &Connection) -> Result<u64, StoreError> {
+    let rows: i64 = connection
+        .query_row("SELECT count(*) FROM users", [], |row| row.get(0))
+        .map_err(|error| StoreError::storage("counting users", error))?;
+    u64::try_from(rows).map_err(|_| StoreError::storage("counting users", "negative count"))
 }
 
 /// Adds `added` (negative: removes) to the row count, inside the caller's transaction.
@@ -230,7 +344,7 @@ impl UserStore for SqliteStore {
         limits::check_user(&user)?;
         let rowid = checked_rowid(user.id)?;
         // A clash is detected before the INSERT writes anything, so there is nothing to undo.
-        self.in_transaction(|connection, _| {
+        self.one_statement(|connection| {
             insert_row(&mut insert_statement(connection)?, &user, rowid)?;
             Ok(((), 1))
         })
@@ -299,16 +413,14 @@ impl UserStore for SqliteStore {
         let Some(rowid) = to_rowid(id) else {
             return Err(StoreError::NotFound { id });
         };
-        self.in_transaction(|connection, _| {
-            let mut delete = connection
-                .prepare_cached(DELETE_RETURNING)
-                .map_err(|error| StoreError::storage("preparing DELETE", error))?;
-            let user = delete
-                .query_row([rowid], |row| row.get::<_, String>(0))
-                .optional()
-                .map_err(|error| StoreError::storage("deleting a user", error))?
-                .map(|username| User { id, username })
-                .ok_or(StoreError::NotFound { id })?;
+        // A read, then a plain DELETE: `DELETE ... RETURNING` builds an ephemeral table on
+        // every execution, which costs more than the second statement.
+        let user = read_user(&self.connection, id)?.ok_or(StoreError::NotFound { id })?;
+        self.one_statement(|connection| {
+            connection
+                .prepare_cached(DELETE)
+                .and_then(|mut delete| delete.execute([rowid]))
+                .map_err(|error| StoreError::storage("deleting a user", error))?;
             Ok((user, -1))
         })
     }
@@ -354,6 +466,9 @@ impl UserStore for SqliteStore {
     }
 
     fn count(&self) -> Result<u64, StoreError> {
+        if let RowCount::Slot { rows, .. } = &self.row_count {
+            return Ok(*rows);
+        }
         let mut count = self
             .connection
             .prepare_cached(COUNT)

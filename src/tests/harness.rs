@@ -2,7 +2,7 @@
 //! store from its storage (what a canister upgrade does).
 
 use crate::sqlite::{JournalMode, SqliteConfig, SqliteStore};
-use crate::{BTreeStore, UserStore};
+use crate::{BTreeStore, StableSqliteStore, UserStore};
 use ic_stable_structures::VectorMemory;
 use tempfile::TempDir;
 
@@ -103,12 +103,64 @@ impl Harness for SqliteMemoryHarness {
     fn reopen(&mut self) {}
 }
 
+/// SQLite through the stable-memory VFS, on a `VectorMemory`.
+pub struct StableSqliteHarness {
+    memory: VectorMemory,
+    config: SqliteConfig,
+    store: Option<StableSqliteStore>,
+}
+
+impl StableSqliteHarness {
+    pub fn new(journal_mode: JournalMode) -> Self {
+        let memory = VectorMemory::default();
+        let config = SqliteConfig {
+            journal_mode,
+            ..StableSqliteStore::default_config()
+        };
+        let store =
+            StableSqliteStore::open(&Self::file_name(&config), memory.clone(), config.clone())
+                .expect("open stable sqlite store");
+        Self {
+            memory,
+            config,
+            store: Some(store),
+        }
+    }
+}
+
+impl StableSqliteHarness {
+    /// One file name per configuration, so that the harnesses of one thread coexist.
+    fn file_name(config: &SqliteConfig) -> String {
+        format!("users-{:?}.db", config.journal_mode)
+    }
+}
+
+impl Harness for StableSqliteHarness {
+    fn name(&self) -> String {
+        format!("stable sqlite {:?}", self.config.journal_mode)
+    }
+    fn store(&mut self) -> &mut dyn UserStore {
+        self.store.as_mut().expect("store is open")
+    }
+    fn reopen(&mut self) {
+        if let Some(store) = self.store.take() {
+            store.close().expect("close");
+        }
+        let name = Self::file_name(&self.config);
+        let store = StableSqliteStore::open(&name, self.memory.clone(), self.config.clone())
+            .expect("reopen");
+        self.store = Some(store);
+    }
+}
+
 /// One harness of every engine configuration the library supports natively.
 pub fn all_harnesses() -> Vec<Box<dyn Harness>> {
     let mut harnesses: Vec<Box<dyn Harness>> = vec![
         Box::new(BTreeHarness::new()),
         Box::new(SqliteMemoryHarness::new(JournalMode::Memory)),
         Box::new(SqliteMemoryHarness::new(JournalMode::Off)),
+        Box::new(StableSqliteHarness::new(JournalMode::Memory)),
+        Box::new(StableSqliteHarness::new(JournalMode::Off)),
     ];
     for journal_mode in JournalMode::ALL {
         harnesses.push(Box::new(SqliteFileHarness::new(journal_mode)));

@@ -1,6 +1,7 @@
-//! Native tests of both engines: model-based property tests and targeted cases.
+//! Native tests of every engine: model-based property tests and targeted cases.
 
 mod engines;
 mod harness;
 mod model;
 mod properties;
+mod stable_sqlite;

@@ -1,5 +1,6 @@
-//! The engine configurations measured: each store canister, and the SQLite canister in every
-//! journal mode (chosen by an upgrade argument, as a deployment would).
+//! The engine configurations measured: each store canister, the SQLite canister in every
+//! journal mode and the stable-memory SQLite canister in each journal mode it accepts (chosen
+//! by an upgrade argument, as a deployment would).
 
 use userstore::{InitArgs, JournalMode, SqliteConfig};
 
@@ -15,7 +16,7 @@ pub struct EngineConfig {
 }
 
 /// The store canisters, in the order they are measured.
-pub const CANISTERS: [&str; 2] = ["btree", "sqlite"];
+pub const CANISTERS: [&str; 3] = ["btree", "sqlite", "stable-sqlite"];
 
 /// The configurations of canister `wasm`.
 pub fn configurations(wasm: &'static str) -> Vec<EngineConfig> {
@@ -30,6 +31,20 @@ pub fn configurations(wasm: &'static str) -> Vec<EngineConfig> {
                 }),
                 // The canisters' default configuration.
                 traced: mode == SqliteConfig::default().journal_mode,
+            })
+            .collect(),
+        "stable-sqlite" => [JournalMode::Memory, JournalMode::Off]
+            .into_iter()
+            .map(|mode| EngineConfig {
+                key: format!("stable_sqlite_{}", mode.as_sql()),
+                upgrade: Some(InitArgs {
+                    sqlite: Some(SqliteConfig {
+                        journal_mode: mode,
+                        ..SqliteConfig::for_stable_sqlite()
+                    }),
+                    ..InitArgs::default()
+                }),
+                traced: mode == SqliteConfig::for_stable_sqlite().journal_mode,
             })
             .collect(),
         _ => vec![EngineConfig {

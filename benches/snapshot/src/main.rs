@@ -26,7 +26,7 @@ use userstore_benches::tables::TableSize;
 const ROWS_PER_MESSAGE: u64 = 100_000;
 
 /// The engines the `seed` update fills, by the names it takes.
-const ENGINES: [&str; 2] = ["btree", "sqlite"];
+const ENGINES: [&str; 3] = ["btree", "sqlite", "stable-sqlite"];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -96,7 +96,7 @@ fn build_image(wasm_path: &Path, image_path: &Path, storage_path: &Path) -> Resu
         let bytes = query_u64(&mut canister, "table_bytes", engine, table)?;
         storage.push_str(&format!("{engine}\t{rows}\t{bytes}\n"));
         eprintln!(
-            "{engine:>6} {table:>4}: {rows} rows, largest message {most_instructions} instructions ({:.0?} so far)",
+            "{engine:>13} {table:>4}: {rows} rows, largest message {most_instructions} instructions ({:.0?} so far)",
             started.elapsed()
         );
     }

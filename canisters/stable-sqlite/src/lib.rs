@@ -1,0 +1,33 @@
+//! The user-table canister over SQLite whose pages live straight in stable memory (see
+//! `userstore::StableSqliteStore`).
+//!
+//! Built for wasm32-wasip1 against ic-rusqlite's precompiled SQLite and converted with
+//! wasi2ic, like the `sqlite` canister; but the database never touches ic-wasi-polyfill's
+//! file system: a VFS of the library reads and writes its pages in the canister's virtual
+//! memory `userstore::layout::STABLE_SQLITE_DATABASE_MEMORY_ID`, and the journal is kept in
+//! the heap. The library's lifecycle reopens the connection in `post_upgrade` with the
+//! configuration kept in stable memory or the one the upgrade argument gives.
+
+use userstore::StableSqliteStore;
+
+userstore::export_user_table_api!(StableSqliteStore);
+
+ic_cdk::export_candid!();
+
+#[cfg(test)]
+mod tests {
+    /// The committed `stable-sqlite.did` is what this code exports.
+    #[test]
+    fn committed_candid_matches_the_code() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/stable-sqlite.did");
+        let checked = candid_check::committed_candid_matches(&super::__export_service(), path);
+        assert_eq!(checked, Ok(()));
+    }
+
+    /// Every store canister exports the same service, by construction; this pins it.
+    #[test]
+    fn it_declares_the_same_service_as_the_other_store_canisters() {
+        let btree = include_str!("../../btree/btree.did");
+        assert_eq!(btree.trim(), super::__export_service().trim());
+    }
+}

@@ -1,0 +1,191 @@
+//! What only the stable-memory SQLite engine promises: the configurations it refuses, the
+//! layout of its Memory, and that a commit writes only the pages it changed.
+
+use crate::sqlite::{JournalMode, LockingMode, SqliteConfig};
+use crate::{Engine, StableSqliteStore, StoreError, User, UserStore};
+use ic_stable_structures::{Memory, VectorMemory};
+
+fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
+    ids.into_iter()
+        .map(|id| User::new(id, format!("user-{id}")))
+        .collect()
+}
+
+fn config(journal_mode: JournalMode) -> SqliteConfig {
+    SqliteConfig {
+        journal_mode,
+        ..StableSqliteStore::default_config()
+    }
+}
+
+/// Every byte of `memory`.
+fn bytes(memory: &VectorMemory) -> Vec<u8> {
+    let mut all = vec![0; (memory.size() * 65_536) as usize];
+    memory.read(0, &mut all);
+    all
+}
+
+#[test]
+fn journal_files_and_normal_locking_are_refused_with_the_reason() {
+    for journal_mode in [
+        JournalMode::Delete,
+        JournalMode::Truncate,
+        JournalMode::Persist,
+        JournalMode::Wal,
+    ] {
+        let error =
+            StableSqliteStore::open("refused.db", VectorMemory::default(), config(journal_mode))
+                .err()
+                .expect("refused");
+        assert!(
+            matches!(&error, StoreError::InvalidConfig { reason } if reason.contains("journal")),
+            "{journal_mode:?}: {error:?}"
+        );
+    }
+    let normal = SqliteConfig {
+        locking_mode: LockingMode::Normal,
+        ..StableSqliteStore::default_config()
+    };
+    assert!(matches!(
+        StableSqliteStore::open("refused.db", VectorMemory::default(), normal),
+        Err(StoreError::InvalidConfig { .. })
+    ));
+}
+
+#[test]
+fn describe_names_the_engine() {
+    let store = StableSqliteStore::open(
+        "describe.db",
+        VectorMemory::default(),
+        config(JournalMode::Off),
+    )
+    .unwrap();
+    let info = store.describe();
+    assert_eq!(info.engine, Engine::StableSqlite);
+    assert_eq!(info.sqlite, Some(config(JournalMode::Off)));
+    assert!(info.engine_version.starts_with("SQLite 3."));
+}
+
+#[test]
+fn a_memory_holding_something_else_is_refused() {
+    let memory = VectorMemory::default();
+    memory.grow(1);
+    memory.write(0, b"some other structure's header");
+    let error = StableSqliteStore::open("other.db", memory.clone(), config(JournalMode::Memory))
+        .err()
+        .expect("refused");
+    assert!(matches!(error, StoreError::Storage { .. }), "{error:?}");
+    assert_eq!(&bytes(&memory)[..29], b"some other structure's header");
+}
+
+#[test]
+fn a_commit_writes_only_the_pages_it_changed() {
+    for journal_mode in [JournalMode::Memory, JournalMode::Off] {
+        let mut store =
+            StableSqliteStore::open("pages.db", VectorMemory::default(), config(journal_mode))
+                .unwrap();
+        store
+            .insert_batch(&users((0..2_000).map(|n| n * 10)))
+            .unwrap();
+        // The first commits may split the leaf and rewrite page 1; later ones into the same
+        // leaf change that leaf only.
+        store.insert(User::new(5, "five")).unwrap();
+        store.insert(User::new(6, "six")).unwrap();
+        let before = store.file().stats();
+        store.insert(User::new(7, "seven")).unwrap();
+        let after = store.file().stats();
+        assert_eq!(
+            after.page_writes - before.page_writes,
+            1,
+            "{journal_mode:?}"
+        );
+        assert_eq!(
+            after.page_bytes - before.page_bytes,
+            4096,
+            "{journal_mode:?}"
+        );
+        // The row count: one header write.
+        assert_eq!(
+            after.header_writes - before.header_writes,
+            1,
+            "{journal_mode:?}"
+        );
+        // Reads write nothing.
+        assert_eq!(store.get(7), Ok(User::new(7, "seven")));
+        assert_eq!(store.count(), Ok(2_003));
+        assert_eq!(store.file().stats(), after, "{journal_mode:?}");
+    }
+}
+
+#[test]
+fn a_failed_batch_leaves_every_byte_of_the_memory_as_it_was() {
+    for journal_mode in [JournalMode::Memory, JournalMode::Off] {
+        let memory = VectorMemory::default();
+        let mut store =
+            StableSqliteStore::open("failed.db", memory.clone(), config(journal_mode)).unwrap();
+        store.insert_batch(&users(0..5_000)).unwrap();
+        let before = bytes(&memory);
+        let mut clash = users(10_000..14_000);
+        clash.push(User::new(42, "taken"));
+        assert_eq!(
+            store.insert_batch(&clash),
+            Err(StoreError::DuplicateId { id: 42 })
+        );
+        assert_eq!(
+            store.delete_batch(&[1, 2, 99_999]),
+            Err(StoreError::NotFound { id: 99_999 })
+        );
+        if journal_mode == JournalMode::Memory {
+            // With a journal the rollback happens in the page cache: nothing was written.
+            assert!(bytes(&memory) == before, "{journal_mode:?}");
+        }
+        assert_eq!(store.count(), Ok(5_000), "{journal_mode:?}");
+        assert_eq!(store.page(None, 5).unwrap(), users(0..5));
+    }
+}
+
+#[test]
+fn a_header_without_a_row_count_gets_one_at_open() {
+    let memory = VectorMemory::default();
+    let mut store =
+        StableSqliteStore::open("count.db", memory.clone(), config(JournalMode::Memory)).unwrap();
+    store.insert_batch(&users(0..300)).unwrap();
+    store.close().unwrap();
+    // The application value and its flag (header bytes 24..40), as if never written.
+    memory.write(24, &[0; 16]);
+    let store =
+        StableSqliteStore::open("count.db", memory.clone(), config(JournalMode::Memory)).unwrap();
+    assert_eq!(store.count(), Ok(300));
+    assert_eq!(store.file().app_value(), Some(300));
+}
+
+#[test]
+fn every_page_size_works_and_an_existing_database_keeps_its_own() {
+    for page_size in [4_096, 8_192, 16_384, 65_536] {
+        let memory = VectorMemory::default();
+        let sized = SqliteConfig {
+            page_size,
+            ..StableSqliteStore::default_config()
+        };
+        let mut store = StableSqliteStore::open("sized.db", memory.clone(), sized).unwrap();
+        store.insert_batch(&users(0..1_000)).unwrap();
+        store.close().unwrap();
+        let other = SqliteConfig {
+            page_size: if page_size == 4_096 { 8_192 } else { 4_096 },
+            ..StableSqliteStore::default_config()
+        };
+        let error = StableSqliteStore::open("sized.db", memory.clone(), other)
+            .err()
+            .expect("refused");
+        assert!(
+            matches!(error, StoreError::InvalidConfig { .. }),
+            "{error:?}"
+        );
+        let sized = SqliteConfig {
+            page_size,
+            ..StableSqliteStore::default_config()
+        };
+        let store = StableSqliteStore::open("sized.db", memory, sized).unwrap();
+        assert_eq!(store.count(), Ok(1_000), "{page_size}");
+    }
+}
