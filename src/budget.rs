@@ -138,6 +138,8 @@ mod tests {
         assert_every_batch_fits::<crate::BTreeStore<crate::layout::CanisterMemory>>();
         #[cfg(feature = "sqlite")]
         assert_every_batch_fits::<crate::SqliteStore>();
+        #[cfg(feature = "sqlite")]
+        assert_every_batch_fits::<crate::StableSqliteStore>();
     }
 
     #[test]
