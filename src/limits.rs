@@ -18,7 +18,7 @@ pub const MAX_BATCH_SIZE: usize = 10_000;
 /// Most users one page may return.
 pub const MAX_PAGE_SIZE: u32 = 10_000;
 
-/// Largest user id: SQLite stores the id as its signed 64-bit rowid, so both engines accept
+/// Largest user id: SQLite stores the id as its signed 64-bit rowid, so every engine accepts
 /// ids up to `i64::MAX` and nothing above, to keep their behaviour identical.
 pub const MAX_USER_ID: u64 = i64::MAX as u64;
 

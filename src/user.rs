@@ -1,4 +1,4 @@
-//! The row type both engines store.
+//! The row type every engine stores.
 
 use candid::CandidType;
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,6 @@
-//! The benchmark canister: canbench benches of both `userstore` engines, every SQLite journal
-//! mode, on preloaded 1,000,000-row tables (and 10,000 / 100,000 rows for the table-size
+//! The benchmark canister: canbench benches of every `userstore` engine and journal mode (the
+//! B-tree, SQLite on the polyfill's file system, SQLite straight on stable memory), on
+//! preloaded 1,000,000-row tables (and 10,000 / 100,000 rows for the table-size
 //! comparison).
 //!
 //! Built for wasm32-wasip1 and converted with wasi2ic, like the SQLite canister. The tables come
