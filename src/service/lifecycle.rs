@@ -32,10 +32,12 @@ pub fn pre_upgrade<E: StorageEngine>(state: StoreState<E>) -> Result<(), StoreEr
     state.into_store().close()
 }
 
-/// Opens the store with `settings`, then saves them (a store that does not open saves
-/// nothing).
+/// Opens the store with `settings` and prepares the query replies ([`super::reply`]), then
+/// saves the settings (a store that does not open saves nothing).
 fn open_and_save<E: StorageEngine>(settings: Settings) -> Result<StoreState<E>, StoreError> {
     let store = E::open_in_canister(settings.sqlite.clone())?;
+    super::reply::prepare_query_replies()
+        .map_err(|error| StoreError::storage("encoding the reply types", error))?;
     settings.save(layout::canister_memory(SETTINGS_MEMORY_ID));
     let budget = settings.effective_instruction_budget();
     Ok(StoreState::new(store, settings.writers, budget))

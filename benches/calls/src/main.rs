@@ -9,10 +9,13 @@
 //! headline calls, a trace. Every engine configuration runs under both metering profiles
 //! (docs/metering.md §6).
 //!
-//! Usage: `bench-calls <canister-dir> <results.yml> <flamegraph-dir>`
+//! Usage: `bench-calls <canister-dir> <results.yml> <flamegraph-dir>`, or
+//! `bench-calls --page-sizes <canister-dir> <results.yml>` for the stable-memory SQLite
+//! canister's page-size sweep (`page_sizes`).
 
 mod engines;
 mod fees;
+mod page_sizes;
 mod results;
 mod run;
 mod workloads;
@@ -22,15 +25,24 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [canisters, results, flamegraphs] = args.as_slice() else {
-        eprintln!("usage: bench-calls <canister-dir> <results.yml> <flamegraph-dir>");
-        return ExitCode::from(2);
+    let outcome = match args.as_slice() {
+        [flag, canisters, results] if flag == "--page-sizes" => {
+            page_sizes::sweep(Path::new(canisters), Path::new(results))
+        }
+        [canisters, results, flamegraphs] => run::all(
+            Path::new(canisters),
+            Path::new(results),
+            Path::new(flamegraphs),
+        ),
+        _ => {
+            eprintln!(
+                "usage: bench-calls <canister-dir> <results.yml> <flamegraph-dir>\n       \
+                 bench-calls --page-sizes <canister-dir> <results.yml>"
+            );
+            return ExitCode::from(2);
+        }
     };
-    match run::all(
-        Path::new(canisters),
-        Path::new(results),
-        Path::new(flamegraphs),
-    ) {
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("bench-calls: {message}");

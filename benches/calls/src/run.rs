@@ -29,7 +29,7 @@ const FILL_BATCH: u64 = 10_000;
 const TOP_FUNCTIONS: usize = 12;
 
 /// The principal that installs and writes (a writer by default).
-fn owner() -> Principal {
+pub(crate) fn owner() -> Principal {
     Principal::from_slice(&[0x11; 29])
 }
 
@@ -78,13 +78,19 @@ fn filled(wasm: &[u8]) -> Result<CanisterSnapshot, String> {
     let init = candid::encode_one(None::<InitArgs>).map_err(|e| e.to_string())?;
     let (mut canister, _) = Canister::install(wasm, &init, owner(), Env::default())
         .map_err(|error| format!("installing: {error}"))?;
+    fill(&mut canister)?;
+    Ok(canister.snapshot())
+}
+
+/// Inserts the preloaded users through `insert_users`, [`FILL_BATCH`] per message.
+pub(crate) fn fill(canister: &mut Canister) -> Result<(), String> {
     for from in (0..ROWS).step_by(FILL_BATCH as usize) {
         let batch = preloaded_users(from, FILL_BATCH);
         let arg = candid::encode_one(&batch).map_err(|e| e.to_string())?;
         let result = canister.update("insert_users", &arg, owner());
         checked::<u64>(&result, "insert_users (filling)")?;
     }
-    Ok(canister.snapshot())
+    Ok(())
 }
 
 /// Every workload of `config` under `metering`, from a copy of `base`.
@@ -130,7 +136,7 @@ fn measure_configuration(
 
 /// Runs `workload`'s warm-up and measured messages; returns the call's figures and, if
 /// `trace_it`, the median message's result and trace.
-fn measure_workload(
+pub(crate) fn measure_workload(
     canister: &mut Canister,
     workload: Workload,
     ids: &mut Ids,
