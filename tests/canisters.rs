@@ -31,19 +31,13 @@ fn every_store() -> Vec<(String, StoreCanister)> {
         stores.push((format!("sqlite {journal_mode:?}"), store));
     }
     for journal_mode in [JournalMode::Memory, JournalMode::Off] {
-        let args = with_sqlite(stable_sqlite_config(journal_mode));
+        let args = with_sqlite(SqliteConfig::for_stable_sqlite_with_journal_mode(
+            journal_mode,
+        ));
         let store = StoreCanister::install_store(&ic, "stable-sqlite", args);
         stores.push((format!("stable-sqlite {journal_mode:?}"), store));
     }
     stores
-}
-
-/// The stable-memory SQLite canister's default configuration with `journal_mode`.
-fn stable_sqlite_config(journal_mode: JournalMode) -> SqliteConfig {
-    SqliteConfig {
-        journal_mode,
-        ..SqliteConfig::for_stable_sqlite()
-    }
 }
 
 #[test]

@@ -120,10 +120,7 @@ fn send(store: &StoreCanister, call: &Call) -> Result<Vec<u8>, Rejected> {
 
 /// The stable-memory SQLite canister with its default configuration and `journal_mode`.
 fn stable_sqlite(ic: &Rc<dyn Ic>, journal_mode: JournalMode) -> (String, StoreCanister) {
-    let config = SqliteConfig {
-        journal_mode,
-        ..SqliteConfig::for_stable_sqlite()
-    };
+    let config = SqliteConfig::for_stable_sqlite_with_journal_mode(journal_mode);
     (
         format!("stable-sqlite {journal_mode:?}"),
         StoreCanister::install_store(

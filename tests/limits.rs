@@ -124,10 +124,7 @@ fn a_batch_that_traps_part_way_leaves_no_row_behind() {
         stores.push((format!("sqlite {journal_mode:?}"), store));
     }
     for journal_mode in [JournalMode::Memory, JournalMode::Off] {
-        let config = SqliteConfig {
-            journal_mode,
-            ..SqliteConfig::for_stable_sqlite()
-        };
+        let config = SqliteConfig::for_stable_sqlite_with_journal_mode(journal_mode);
         let store = install(&ic, "stable-sqlite", userstore_e2e::sqlite_args(config));
         stores.push((format!("stable-sqlite {journal_mode:?}"), store));
     }

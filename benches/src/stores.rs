@@ -68,10 +68,7 @@ pub fn open_stable_sqlite(
     journal_mode: JournalMode,
 ) -> Result<StableSqliteStore, StoreError> {
     let memory = MEMORY_MANAGER.with(|manager| manager.get(size.stable_sqlite_memory_id()));
-    let config = SqliteConfig {
-        journal_mode,
-        ..StableSqliteStore::default_config()
-    };
+    let config = SqliteConfig::for_stable_sqlite_with_journal_mode(journal_mode);
     StableSqliteStore::open(size.stable_sqlite_name(), memory, config)
 }
 

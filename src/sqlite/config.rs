@@ -140,6 +140,14 @@ impl SqliteConfig {
         }
     }
 
+    /// [`SqliteConfig::for_stable_sqlite`] with another journal mode.
+    pub fn for_stable_sqlite_with_journal_mode(journal_mode: JournalMode) -> Self {
+        Self {
+            journal_mode,
+            ..Self::for_stable_sqlite()
+        }
+    }
+
     /// The default configuration with another journal mode.
     pub fn with_journal_mode(journal_mode: JournalMode) -> Self {
         Self {

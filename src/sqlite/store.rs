@@ -21,6 +21,7 @@ const CREATE_COUNT_TABLE: &str = "CREATE TABLE IF NOT EXISTS user_count (rows IN
 const COUNT_ROWS: &str = "SELECT count(*) FROM user_count";
 const FILL_COUNT: &str = "INSERT INTO user_count (rows) SELECT count(*) FROM users";
 const COUNT: &str = "SELECT rows FROM user_count";
+const SCAN_COUNT: &str = "SELECT count(*) FROM users";
 const ADD_TO_COUNT: &str = "UPDATE user_count SET rows = rows + ?1";
 
 /// The user table in SQLite. Statements are prepared once per connection and cached; the
@@ -105,7 +106,8 @@ impl SqliteStore {
                 let rows = match slot.load() {
                     Some(rows) => rows,
                     None => {
-                        let rows = count_by_scan(&connection)?;
+                        // Once, for a slot that was never set: a scan of the table.
+                        let rows = query_count(&connection, SCAN_COUNT)?;
                         slot.store(rows)?;
                         rows
                     }
@@ -274,10 +276,11 @@ fn ensure_row_count(connection: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Counts the rows of `users` by scanning them (once, for a count slot that was never set).
-fn count_by_scan(connection: &Connection) -> Result<u64, StoreError> {
+/// The count that `sql`, a query of one row and one column, returns.
+fn query_count(connection: &Connection, sql: &str) -> Result<u64, StoreError> {
     let rows: i64 = connection
-        .query_row("SELECT count(*) FROM users", [], |row| row.get(0))
+        .prepare_cached(sql)
+        .and_then(|mut count| count.query_row([], |row| row.get(0)))
         .map_err(|error| StoreError::storage("counting users", error))?;
     u64::try_from(rows).map_err(|_| StoreError::storage("counting users", "negative count"))
 }
@@ -469,14 +472,7 @@ impl UserStore for SqliteStore {
         if let RowCount::Slot { rows, .. } = &self.row_count {
             return Ok(*rows);
         }
-        let mut count = self
-            .connection
-            .prepare_cached(COUNT)
-            .map_err(|error| StoreError::storage("preparing COUNT", error))?;
-        let rows: i64 = count
-            .query_row([], |row| row.get(0))
-            .map_err(|error| StoreError::storage("counting users", error))?;
-        u64::try_from(rows).map_err(|_| StoreError::storage("counting users", "negative count"))
+        query_count(&self.connection, COUNT)
     }
 
     fn describe(&self) -> EngineInfo {

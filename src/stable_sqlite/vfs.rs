@@ -222,6 +222,29 @@ unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
     ffi::SQLITE_OK
 }
 
+/// The file, length and offset of an `xRead` or `xWrite` call, if SQLite's arguments are
+/// usable: a file of this VFS, a buffer, and a length and offset that are not negative.
+///
+/// # Safety
+/// As [`file_of`].
+unsafe fn io_call<'a>(
+    file: *mut ffi::sqlite3_file,
+    buffer: *const c_void,
+    amount: c_int,
+    offset: ffi::sqlite3_int64,
+) -> Option<(&'a MemoryFile, usize, u64)> {
+    if buffer.is_null() {
+        return None;
+    }
+    // SAFETY: per the function contract.
+    let file = unsafe { file_of(file) }?;
+    Some((
+        file,
+        usize::try_from(amount).ok()?,
+        u64::try_from(offset).ok()?,
+    ))
+}
+
 unsafe extern "C" fn x_read(
     file: *mut ffi::sqlite3_file,
     buffer: *mut c_void,
@@ -229,15 +252,9 @@ unsafe extern "C" fn x_read(
     offset: ffi::sqlite3_int64,
 ) -> c_int {
     // SAFETY: SQLite passes a file it opened through this VFS.
-    let Some(file) = (unsafe { file_of(file) }) else {
+    let Some((file, len, offset)) = (unsafe { io_call(file, buffer, amount, offset) }) else {
         return ffi::SQLITE_IOERR_READ;
     };
-    let (Ok(len), Ok(offset)) = (usize::try_from(amount), u64::try_from(offset)) else {
-        return ffi::SQLITE_IOERR_READ;
-    };
-    if buffer.is_null() {
-        return ffi::SQLITE_IOERR_READ;
-    }
     // SAFETY: SQLite's buffer is valid for writes of `amount` bytes and is heap memory,
     // never part of the Memory.
     match unsafe { file.read(buffer as *mut u8, len, offset) } {
@@ -254,15 +271,9 @@ unsafe extern "C" fn x_write(
     offset: ffi::sqlite3_int64,
 ) -> c_int {
     // SAFETY: SQLite passes a file it opened through this VFS.
-    let Some(file) = (unsafe { file_of(file) }) else {
+    let Some((file, len, offset)) = (unsafe { io_call(file, buffer, amount, offset) }) else {
         return ffi::SQLITE_IOERR_WRITE;
     };
-    let (Ok(len), Ok(offset)) = (usize::try_from(amount), u64::try_from(offset)) else {
-        return ffi::SQLITE_IOERR_WRITE;
-    };
-    if buffer.is_null() {
-        return ffi::SQLITE_IOERR_WRITE;
-    }
     // SAFETY: SQLite's buffer holds `amount` initialized bytes for the whole call.
     let source = unsafe { std::slice::from_raw_parts(buffer as *const u8, len) };
     if file.write(source, offset) {

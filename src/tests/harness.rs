@@ -113,10 +113,7 @@ pub struct StableSqliteHarness {
 impl StableSqliteHarness {
     pub fn new(journal_mode: JournalMode) -> Self {
         let memory = VectorMemory::default();
-        let config = SqliteConfig {
-            journal_mode,
-            ..StableSqliteStore::default_config()
-        };
+        let config = SqliteConfig::for_stable_sqlite_with_journal_mode(journal_mode);
         let store =
             StableSqliteStore::open(&Self::file_name(&config), memory.clone(), config.clone())
                 .expect("open stable sqlite store");

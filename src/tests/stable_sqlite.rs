@@ -12,10 +12,7 @@ fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
 }
 
 fn config(journal_mode: JournalMode) -> SqliteConfig {
-    SqliteConfig {
-        journal_mode,
-        ..StableSqliteStore::default_config()
-    }
+    SqliteConfig::for_stable_sqlite_with_journal_mode(journal_mode)
 }
 
 /// Every byte of `memory`.

@@ -38,10 +38,7 @@ pub fn configurations(wasm: &'static str) -> Vec<EngineConfig> {
             .map(|mode| EngineConfig {
                 key: format!("stable_sqlite_{}", mode.as_sql()),
                 upgrade: Some(InitArgs {
-                    sqlite: Some(SqliteConfig {
-                        journal_mode: mode,
-                        ..SqliteConfig::for_stable_sqlite()
-                    }),
+                    sqlite: Some(SqliteConfig::for_stable_sqlite_with_journal_mode(mode)),
                     ..InitArgs::default()
                 }),
                 traced: mode == SqliteConfig::for_stable_sqlite().journal_mode,
