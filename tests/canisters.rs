@@ -131,6 +131,47 @@ fn every_method_over_candid() {
     }
 }
 
+/// A client's user type with a field the store does not know: Candid lets the store skip it.
+#[derive(candid::CandidType)]
+struct UserWithEmail {
+    id: u64,
+    username: String,
+    email: String,
+}
+
+/// Arguments encoded otherwise than by the `candid` crate for the store's own types (a
+/// subtype, a type table with an entry nobody uses) are not read directly: they go to
+/// `candid`'s decoder and mean what they meant before.
+#[test]
+fn arguments_in_another_candid_encoding_decode_as_before() {
+    for (name, store) in every_store() {
+        let subtype = userstore_e2e::encode((UserWithEmail {
+            id: 41,
+            username: "erin".into(),
+            email: "erin@example.org".into(),
+        },));
+        let reply = store
+            .update_raw(owner(), "insert_user", subtype)
+            .expect("insert_user replies");
+        let inserted: Result<(), StoreError> = candid::decode_one(&reply).expect("reply");
+        assert_eq!(inserted, Ok(()), "{name}");
+        // `(nat64)` with an unused `vec nat64` in the type table.
+        let mut get = b"DIDL\x01\x6d\x78\x01\x78".to_vec();
+        get.extend_from_slice(&41u64.to_le_bytes());
+        let reply = store.query_raw("get_user", get).expect("get_user replies");
+        let found: Result<User, StoreError> = candid::decode_one(&reply).expect("reply");
+        assert_eq!(found, Ok(User::new(41, "erin")), "{name}");
+        // The same argument with a byte too many is refused, as candid refuses it.
+        let mut trailing = userstore_e2e::encode((41u64,));
+        trailing.push(0);
+        assert!(
+            store.query_raw("get_user", trailing).is_err(),
+            "{name}: trailing bytes are refused"
+        );
+        assert_eq!(store.count_users(), 1, "{name}");
+    }
+}
+
 #[test]
 fn config_reports_the_engine_and_the_sqlite_configuration() {
     let ic = new_ic();

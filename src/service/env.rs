@@ -79,3 +79,17 @@ pub fn reply<T: candid::CandidType + 'static>(value: T) -> std::marker::PhantomD
     }
     std::marker::PhantomData
 }
+
+/// Replies `result` to the current call, encoded by [`super::reply::encode_result`] (an `Ok`
+/// with the type of its value, a subtype of `Result<T, StoreError>`), and returns the marker a
+/// `#[update(manual_reply = true)]` method returns. Traps if `result` cannot be encoded.
+#[cfg(feature = "canister")]
+pub fn reply_result<T: candid::CandidType + 'static>(
+    result: Result<T, crate::StoreError>,
+) -> std::marker::PhantomData<Result<T, crate::StoreError>> {
+    match super::reply::encode_result(&result) {
+        Ok(bytes) => ic_cdk::api::msg_reply(bytes),
+        Err(error) => ic_cdk::trap(format!("encoding the reply: {error}")),
+    }
+    std::marker::PhantomData
+}

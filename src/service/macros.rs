@@ -6,9 +6,13 @@
 /// and `post_upgrade`, and every query and update method of the user-table API. Each method
 /// calls the function of [`crate::service::api`] of the same name with
 /// [`IcEnv`](crate::service::env::IcEnv) and replies through
-/// [`reply`](crate::service::env::reply) (the same Candid as ic-cdk's own reply, built without
-/// redoing the type table in every message), which is why the methods are `manual_reply`
-/// and return `PhantomData` of their Candid result type.
+/// [`reply_result`](crate::service::env::reply_result) (an `Ok` typed as the value it carries,
+/// a subtype of the declared result, with the type table built once per type) or, for
+/// `config`, [`reply`](crate::service::env::reply) (the same Candid as ic-cdk's own reply),
+/// which is why the methods are `manual_reply` and return `PhantomData` of their Candid
+/// result type. Their arguments are decoded by
+/// [`args::decode_or_trap`](crate::service::args::decode_or_trap): directly when they come in
+/// `candid`'s own encoding, by `candid` otherwise.
 ///
 /// The canister crate must depend on `ic-cdk` and on this crate under the name `userstore`
 /// with the `canister` feature (Candid export reads the paths in the signatures, so they are
@@ -65,46 +69,46 @@ macro_rules! export_user_table_api {
         }
 
         /// Inserts one user.
-        #[::ic_cdk::update(manual_reply = true)]
+        #[::ic_cdk::update(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
         fn insert_user(
             user: ::userstore::User,
         ) -> ::std::marker::PhantomData<Result<(), ::userstore::StoreError>> {
             let env = ::userstore::service::env::IcEnv;
             let result = __userstore_state(|state| ::userstore::service::api::insert_user(state, &env, user));
-            ::userstore::service::env::reply(result)
+            ::userstore::service::env::reply_result(result)
         }
 
         /// Inserts a batch of users, all or nothing; returns how many were inserted.
-        #[::ic_cdk::update(manual_reply = true)]
+        #[::ic_cdk::update(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
         fn insert_users(
             users: Vec<::userstore::User>,
         ) -> ::std::marker::PhantomData<Result<u64, ::userstore::StoreError>> {
             let env = ::userstore::service::env::IcEnv;
             let result = __userstore_state(|state| ::userstore::service::api::insert_users(state, &env, &users));
-            ::userstore::service::env::reply(result)
+            ::userstore::service::env::reply_result(result)
         }
 
         /// Returns one user.
-        #[::ic_cdk::query(manual_reply = true)]
+        #[::ic_cdk::query(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
         fn get_user(
             id: u64,
         ) -> ::std::marker::PhantomData<Result<::userstore::User, ::userstore::StoreError>> {
             let result = __userstore_state(|state| ::userstore::service::api::get_user(state, id));
-            ::userstore::service::env::reply(result)
+            ::userstore::service::env::reply_result(result)
         }
 
         /// Returns up to `limit` users in id order after the id `after`.
-        #[::ic_cdk::query(manual_reply = true)]
+        #[::ic_cdk::query(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
         fn list_users(
             after: Option<u64>,
             limit: u32,
         ) -> ::std::marker::PhantomData<Result<Vec<::userstore::User>, ::userstore::StoreError>> {
             let result = __userstore_state(|state| ::userstore::service::api::list_users(state, after, limit));
-            ::userstore::service::env::reply(result)
+            ::userstore::service::env::reply_result(result)
         }
 
         /// Changes a username; returns the user as it was before.
-        #[::ic_cdk::update(manual_reply = true)]
+        #[::ic_cdk::update(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
         fn update_username(
             id: u64,
             username: String,
@@ -113,44 +117,44 @@ macro_rules! export_user_table_api {
             let result = __userstore_state(|state| {
                 ::userstore::service::api::update_username(state, &env, id, &username)
             });
-            ::userstore::service::env::reply(result)
+            ::userstore::service::env::reply_result(result)
         }
 
         /// Deletes a user; returns it.
-        #[::ic_cdk::update(manual_reply = true)]
+        #[::ic_cdk::update(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
         fn delete_user(
             id: u64,
         ) -> ::std::marker::PhantomData<Result<::userstore::User, ::userstore::StoreError>> {
             let env = ::userstore::service::env::IcEnv;
             let result = __userstore_state(|state| ::userstore::service::api::delete_user(state, &env, id));
-            ::userstore::service::env::reply(result)
+            ::userstore::service::env::reply_result(result)
         }
 
         /// Renames every listed user, all or nothing; returns how many were updated.
-        #[::ic_cdk::update(manual_reply = true)]
+        #[::ic_cdk::update(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
         fn update_users(
             users: Vec<::userstore::User>,
         ) -> ::std::marker::PhantomData<Result<u64, ::userstore::StoreError>> {
             let env = ::userstore::service::env::IcEnv;
             let result = __userstore_state(|state| ::userstore::service::api::update_users(state, &env, &users));
-            ::userstore::service::env::reply(result)
+            ::userstore::service::env::reply_result(result)
         }
 
         /// Deletes every listed user, all or nothing; returns how many were deleted.
-        #[::ic_cdk::update(manual_reply = true)]
+        #[::ic_cdk::update(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
         fn delete_users(
             ids: Vec<u64>,
         ) -> ::std::marker::PhantomData<Result<u64, ::userstore::StoreError>> {
             let env = ::userstore::service::env::IcEnv;
             let result = __userstore_state(|state| ::userstore::service::api::delete_users(state, &env, &ids));
-            ::userstore::service::env::reply(result)
+            ::userstore::service::env::reply_result(result)
         }
 
         /// The number of users.
         #[::ic_cdk::query(manual_reply = true)]
         fn count_users() -> ::std::marker::PhantomData<Result<u64, ::userstore::StoreError>> {
             let result = __userstore_state(|state| ::userstore::service::api::count_users(state));
-            ::userstore::service::env::reply(result)
+            ::userstore::service::env::reply_result(result)
         }
 
         /// The engine, its configuration, the writers and the limits.
@@ -165,7 +169,7 @@ macro_rules! export_user_table_api {
         fn stats() -> ::std::marker::PhantomData<Result<::userstore::service::Stats, ::userstore::StoreError>> {
             let env = ::userstore::service::env::IcEnv;
             let result = __userstore_state(|state| ::userstore::service::api::stats(state, &env));
-            ::userstore::service::env::reply(result)
+            ::userstore::service::env::reply_result(result)
         }
     };
 }

@@ -6,12 +6,14 @@
 //! - [`env`]: what the service asks of the IC (caller, controllers, performance counter,
 //!   memory sizes, trap), answered by [`env::IcEnv`] in a canister and by a test double in
 //!   native tests;
+//! - [`args`]: Candid arguments read directly when they come in `candid`'s own encoding;
 //! - [`reply`]: Candid replies with their type table built once per type;
 //! - [`export_user_table_api!`](crate::export_user_table_api): the one-line `#[update]` and
 //!   `#[query]` wrappers a canister crate needs, so that the services of all store canisters
 //!   are identical by construction.
 
 pub mod api;
+pub mod args;
 pub mod env;
 pub mod lifecycle;
 mod macros;

@@ -1,0 +1,270 @@
+//! Candid arguments read without `candid`'s decoder when they come in `candid`'s own encoding.
+//!
+//! A Candid message is `DIDL`, a type table, the argument types, then the values. `candid`'s
+//! decoder turns the table into a type environment, checks every value against the expected
+//! type through it and frees it all again: about 22,000 instructions of a 96,000-instruction
+//! `insert_user` on the stable-memory SQLite canister, and 6,900 of a 41,000-instruction
+//! `get_user` (the flame graphs in `docs/flamegraphs/` before this module).
+//!
+//! A client that encodes with the `candid` crate (Rust agents, other canisters built with
+//! ic-cdk, this project's client canister and benchmarks) sends, for the same argument types,
+//! the same table byte for byte: [`Args::HEADER`]. When a message starts with exactly that
+//! header, [`read`] takes the values straight from the bytes. Anything else (another table
+//! order, a subtype, an extra record field, a non-minimal LEB128, invalid UTF-8, trailing
+//! bytes) goes to `candid`'s decoder with ic-cdk's configuration, so every message decodes to
+//! the same value, or is refused with the same error, as with ic-cdk's generated decoding.
+//! The tests check both halves: canonical messages take the direct path and agree with
+//! `candid`, and every other message is left to `candid`.
+
+use crate::User;
+use candid::utils::ArgumentDecoder;
+use candid::DecoderConfig;
+use serde::de::DeserializeOwned;
+
+/// The argument list of a store method, with `candid`'s encoding of its types.
+pub trait Args: Sized {
+    /// `DIDL`, the type table and the argument types, as `candid` encodes them for these
+    /// types (pinned by the tests against `candid::encode_args`).
+    const HEADER: &'static [u8];
+
+    /// Reads the values that follow [`Self::HEADER`]; `None` if they are not exactly one
+    /// canonical encoding of `Self`.
+    fn read_values(values: &mut Values<'_>) -> Option<Self>;
+
+    /// Decodes a whole message with `candid`, as ic-cdk's generated code does.
+    fn decode_with_candid(message: &[u8]) -> Result<Self, candid::Error>;
+}
+
+/// Decodes the arguments of a call: directly when `message` is in `candid`'s own encoding of
+/// `A`, with `candid`'s decoder otherwise.
+pub fn decode<A: Args>(message: &[u8]) -> Result<A, candid::Error> {
+    match read::<A>(message) {
+        Some(args) => Ok(args),
+        None => A::decode_with_candid(message),
+    }
+}
+
+/// The direct path alone: `Some` only if `message` is [`Args::HEADER`] followed by one
+/// canonical encoding of the values and nothing else.
+pub fn read<A: Args>(message: &[u8]) -> Option<A> {
+    let mut values = Values {
+        rest: message.strip_prefix(A::HEADER)?,
+    };
+    let args = A::read_values(&mut values)?;
+    values.rest.is_empty().then_some(args)
+}
+
+/// Decodes the arguments of the current call for ic-cdk's `decode_with`, trapping on a
+/// message that does not decode (as ic-cdk's generated decoding does).
+#[cfg(feature = "canister")]
+pub fn decode_or_trap<A: Args>(message: Vec<u8>) -> A {
+    match decode(&message) {
+        Ok(args) => args,
+        Err(error) => ic_cdk::trap(format!("decoding the arguments: {error}")),
+    }
+}
+
+/// The values part of a message, consumed from the front.
+#[derive(Debug)]
+pub struct Values<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Values<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if n > self.rest.len() {
+            return None;
+        }
+        let (taken, rest) = self.rest.split_at(n);
+        self.rest = rest;
+        Some(taken)
+    }
+
+    fn byte(&mut self) -> Option<u8> {
+        self.take(1).map(|bytes| bytes[0])
+    }
+
+    fn nat64(&mut self) -> Option<u64> {
+        self.take(8)?.try_into().ok().map(u64::from_le_bytes)
+    }
+
+    fn nat32(&mut self) -> Option<u32> {
+        self.take(4)?.try_into().ok().map(u32::from_le_bytes)
+    }
+
+    /// An unsigned LEB128 in its shortest form that fits a `usize` (a length).
+    fn length(&mut self) -> Option<usize> {
+        let mut value: u64 = 0;
+        for index in 0..10 {
+            let byte = self.byte()?;
+            let bits = u64::from(byte & 0x7f);
+            let shift = 7 * index;
+            if shift == 63 && bits > 1 {
+                return None;
+            }
+            value |= bits << shift;
+            if byte & 0x80 == 0 {
+                // A last byte of zero after others is a longer form than needed.
+                if byte == 0 && index > 0 {
+                    return None;
+                }
+                return usize::try_from(value).ok();
+            }
+        }
+        None
+    }
+
+    fn text(&mut self) -> Option<String> {
+        let len = self.length()?;
+        std::str::from_utf8(self.take(len)?).ok().map(str::to_owned)
+    }
+
+    fn opt_nat64(&mut self) -> Option<Option<u64>> {
+        match self.byte()? {
+            0 => Some(None),
+            1 => self.nat64().map(Some),
+            _ => None,
+        }
+    }
+
+    /// `record { id : nat64; username : text }`: the fields in the order of their hashes,
+    /// which is the order of `User::HEADER`'s table.
+    fn user(&mut self) -> Option<User> {
+        let id = self.nat64()?;
+        let username = self.text()?;
+        Some(User { id, username })
+    }
+
+    /// A `vec` of elements of at least `min_element_bytes` bytes each, read by `element`.
+    /// The capacity is bounded by the bytes left, so a forged length cannot allocate more
+    /// than the message could hold.
+    fn vec<T>(
+        &mut self,
+        min_element_bytes: usize,
+        element: impl Fn(&mut Self) -> Option<T>,
+    ) -> Option<Vec<T>> {
+        let len = self.length()?;
+        if len > self.rest.len() / min_element_bytes {
+            return None;
+        }
+        let mut items = Vec::with_capacity(len);
+        for _ in 0..len {
+            items.push(element(self)?);
+        }
+        Some(items)
+    }
+}
+
+/// ic-cdk's decoder configuration for method arguments (`ic-cdk-macros`, `export.rs`).
+fn ic_cdk_decoder_config() -> DecoderConfig {
+    let mut config = DecoderConfig::new();
+    config.set_skipping_quota(10_000);
+    config
+}
+
+/// `candid`'s decoding of a one-argument message, as ic-cdk's generated code does it.
+fn candid_one<T: DeserializeOwned + candid::CandidType>(
+    message: &[u8],
+) -> Result<T, candid::Error> {
+    candid_tuple::<(T,)>(message).map(|(value,)| value)
+}
+
+/// `candid`'s decoding of a message into an argument tuple, as ic-cdk's generated code does
+/// it (an empty message counts as an empty argument list).
+fn candid_tuple<T: for<'a> ArgumentDecoder<'a>>(message: &[u8]) -> Result<T, candid::Error> {
+    let message: &[u8] = if message.is_empty() {
+        b"DIDL\x00\x00"
+    } else {
+        message
+    };
+    candid::utils::decode_args_with_config(message, &ic_cdk_decoder_config())
+}
+
+/// The smallest encoding of a `User`: an 8-byte id and a one-byte text length.
+const MIN_USER_BYTES: usize = 9;
+
+/// The smallest encoding of a `nat64`.
+const NAT64_BYTES: usize = 8;
+
+/// `(nat64)`: `get_user` and `delete_user`.
+impl Args for u64 {
+    const HEADER: &'static [u8] = b"DIDL\x00\x01\x78";
+
+    fn read_values(values: &mut Values<'_>) -> Option<Self> {
+        values.nat64()
+    }
+
+    fn decode_with_candid(message: &[u8]) -> Result<Self, candid::Error> {
+        candid_one(message)
+    }
+}
+
+/// `(record { id : nat64; username : text })`: `insert_user`.
+impl Args for User {
+    const HEADER: &'static [u8] =
+        b"DIDL\x01\x6c\x02\xdb\xb7\x01\x78\x96\x8c\xae\x87\x02\x71\x01\x00";
+
+    fn read_values(values: &mut Values<'_>) -> Option<Self> {
+        values.user()
+    }
+
+    fn decode_with_candid(message: &[u8]) -> Result<Self, candid::Error> {
+        candid_one(message)
+    }
+}
+
+/// `(vec record { id : nat64; username : text })`: `insert_users` and `update_users`.
+impl Args for Vec<User> {
+    const HEADER: &'static [u8] =
+        b"DIDL\x02\x6d\x01\x6c\x02\xdb\xb7\x01\x78\x96\x8c\xae\x87\x02\x71\x01\x00";
+
+    fn read_values(values: &mut Values<'_>) -> Option<Self> {
+        values.vec(MIN_USER_BYTES, Values::user)
+    }
+
+    fn decode_with_candid(message: &[u8]) -> Result<Self, candid::Error> {
+        candid_one(message)
+    }
+}
+
+/// `(vec nat64)`: `delete_users`.
+impl Args for Vec<u64> {
+    const HEADER: &'static [u8] = b"DIDL\x01\x6d\x78\x01\x00";
+
+    fn read_values(values: &mut Values<'_>) -> Option<Self> {
+        values.vec(NAT64_BYTES, Values::nat64)
+    }
+
+    fn decode_with_candid(message: &[u8]) -> Result<Self, candid::Error> {
+        candid_one(message)
+    }
+}
+
+/// `(nat64, text)`: `update_username`.
+impl Args for (u64, String) {
+    const HEADER: &'static [u8] = b"DIDL\x00\x02\x78\x71";
+
+    fn read_values(values: &mut Values<'_>) -> Option<Self> {
+        Some((values.nat64()?, values.text()?))
+    }
+
+    fn decode_with_candid(message: &[u8]) -> Result<Self, candid::Error> {
+        candid_tuple(message)
+    }
+}
+
+/// `(opt nat64, nat32)`: `list_users`.
+impl Args for (Option<u64>, u32) {
+    const HEADER: &'static [u8] = b"DIDL\x01\x6e\x78\x02\x00\x79";
+
+    fn read_values(values: &mut Values<'_>) -> Option<Self> {
+        Some((values.opt_nat64()?, values.nat32()?))
+    }
+
+    fn decode_with_candid(message: &[u8]) -> Result<Self, candid::Error> {
+        candid_tuple(message)
+    }
+}
+
+#[cfg(test)]
+mod tests;
