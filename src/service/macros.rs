@@ -68,86 +68,76 @@ macro_rules! export_user_table_api {
             __userstore_open(::userstore::service::lifecycle::post_upgrade(args));
         }
 
-        /// Inserts one user.
-        #[::ic_cdk::update(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
-        fn insert_user(
-            user: ::userstore::User,
-        ) -> ::std::marker::PhantomData<Result<(), ::userstore::StoreError>> {
-            let env = ::userstore::service::env::IcEnv;
-            let result = __userstore_state(|state| ::userstore::service::api::insert_user(state, &env, user));
-            ::userstore::service::env::reply_result(result)
+        $crate::__userstore_method! {
+            /// Inserts one user.
+            update insert_user(user: ::userstore::User) -> Result<(), ::userstore::StoreError> {
+                let env = ::userstore::service::env::IcEnv;
+                let result = __userstore_state(|state| ::userstore::service::api::insert_user(state, &env, user));
+                ::userstore::service::env::reply_result(result)
+            }
         }
 
-        /// Inserts a batch of users, all or nothing; returns how many were inserted.
-        #[::ic_cdk::update(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
-        fn insert_users(
-            users: Vec<::userstore::User>,
-        ) -> ::std::marker::PhantomData<Result<u64, ::userstore::StoreError>> {
-            let env = ::userstore::service::env::IcEnv;
-            let result = __userstore_state(|state| ::userstore::service::api::insert_users(state, &env, &users));
-            ::userstore::service::env::reply_result(result)
+        $crate::__userstore_method! {
+            /// Inserts a batch of users, all or nothing; returns how many were inserted.
+            update insert_users(users: Vec<::userstore::User>) -> Result<u64, ::userstore::StoreError> {
+                let env = ::userstore::service::env::IcEnv;
+                let result = __userstore_state(|state| ::userstore::service::api::insert_users(state, &env, &users));
+                ::userstore::service::env::reply_result(result)
+            }
         }
 
-        /// Returns one user.
-        #[::ic_cdk::query(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
-        fn get_user(
-            id: u64,
-        ) -> ::std::marker::PhantomData<Result<::userstore::User, ::userstore::StoreError>> {
-            let result = __userstore_state(|state| ::userstore::service::api::get_user(state, id));
-            ::userstore::service::env::reply_result(result)
+        $crate::__userstore_method! {
+            /// Returns one user.
+            query get_user(id: u64) -> Result<::userstore::User, ::userstore::StoreError> {
+                let result = __userstore_state(|state| ::userstore::service::api::get_user(state, id));
+                ::userstore::service::env::reply_result(result)
+            }
         }
 
-        /// Returns up to `limit` users in id order after the id `after`.
-        #[::ic_cdk::query(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
-        fn list_users(
-            after: Option<u64>,
-            limit: u32,
-        ) -> ::std::marker::PhantomData<Result<Vec<::userstore::User>, ::userstore::StoreError>> {
-            let result = __userstore_state(|state| ::userstore::service::api::list_users(state, after, limit));
-            ::userstore::service::env::reply_result(result)
+        $crate::__userstore_method! {
+            /// Returns up to `limit` users in id order after the id `after`.
+            query list_users(after: Option<u64>, limit: u32) -> Result<Vec<::userstore::User>, ::userstore::StoreError> {
+                let result = __userstore_state(|state| ::userstore::service::api::list_users(state, after, limit));
+                ::userstore::service::env::reply_result(result)
+            }
         }
 
-        /// Changes a username; returns the user as it was before.
-        #[::ic_cdk::update(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
-        fn update_username(
-            id: u64,
-            username: String,
-        ) -> ::std::marker::PhantomData<Result<::userstore::User, ::userstore::StoreError>> {
-            let env = ::userstore::service::env::IcEnv;
-            let result = __userstore_state(|state| {
-                ::userstore::service::api::update_username(state, &env, id, &username)
-            });
-            ::userstore::service::env::reply_result(result)
+        $crate::__userstore_method! {
+            /// Changes a username; returns the user as it was before.
+            update update_username(id: u64, username: String) -> Result<::userstore::User, ::userstore::StoreError> {
+                let env = ::userstore::service::env::IcEnv;
+                let result = __userstore_state(|state| {
+                    ::userstore::service::api::update_username(state, &env, id, &username)
+                });
+                ::userstore::service::env::reply_result(result)
+            }
         }
 
-        /// Deletes a user; returns it.
-        #[::ic_cdk::update(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
-        fn delete_user(
-            id: u64,
-        ) -> ::std::marker::PhantomData<Result<::userstore::User, ::userstore::StoreError>> {
-            let env = ::userstore::service::env::IcEnv;
-            let result = __userstore_state(|state| ::userstore::service::api::delete_user(state, &env, id));
-            ::userstore::service::env::reply_result(result)
+        $crate::__userstore_method! {
+            /// Deletes a user; returns it.
+            update delete_user(id: u64) -> Result<::userstore::User, ::userstore::StoreError> {
+                let env = ::userstore::service::env::IcEnv;
+                let result = __userstore_state(|state| ::userstore::service::api::delete_user(state, &env, id));
+                ::userstore::service::env::reply_result(result)
+            }
         }
 
-        /// Renames every listed user, all or nothing; returns how many were updated.
-        #[::ic_cdk::update(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
-        fn update_users(
-            users: Vec<::userstore::User>,
-        ) -> ::std::marker::PhantomData<Result<u64, ::userstore::StoreError>> {
-            let env = ::userstore::service::env::IcEnv;
-            let result = __userstore_state(|state| ::userstore::service::api::update_users(state, &env, &users));
-            ::userstore::service::env::reply_result(result)
+        $crate::__userstore_method! {
+            /// Renames every listed user, all or nothing; returns how many were updated.
+            update update_users(users: Vec<::userstore::User>) -> Result<u64, ::userstore::StoreError> {
+                let env = ::userstore::service::env::IcEnv;
+                let result = __userstore_state(|state| ::userstore::service::api::update_users(state, &env, &users));
+                ::userstore::service::env::reply_result(result)
+            }
         }
 
-        /// Deletes every listed user, all or nothing; returns how many were deleted.
-        #[::ic_cdk::update(manual_reply = true, decode_with = "::userstore::service::args::decode_or_trap")]
-        fn delete_users(
-            ids: Vec<u64>,
-        ) -> ::std::marker::PhantomData<Result<u64, ::userstore::StoreError>> {
-            let env = ::userstore::service::env::IcEnv;
-            let result = __userstore_state(|state| ::userstore::service::api::delete_users(state, &env, &ids));
-            ::userstore::service::env::reply_result(result)
+        $crate::__userstore_method! {
+            /// Deletes every listed user, all or nothing; returns how many were deleted.
+            update delete_users(ids: Vec<u64>) -> Result<u64, ::userstore::StoreError> {
+                let env = ::userstore::service::env::IcEnv;
+                let result = __userstore_state(|state| ::userstore::service::api::delete_users(state, &env, &ids));
+                ::userstore::service::env::reply_result(result)
+            }
         }
 
         /// The number of users.
@@ -171,5 +161,37 @@ macro_rules! export_user_table_api {
             let result = __userstore_state(|state| ::userstore::service::api::stats(state, &env));
             ::userstore::service::env::reply_result(result)
         }
+    };
+}
+
+/// One method of [`export_user_table_api!`](crate::export_user_table_api) with arguments: the
+/// `#[update]` or `#[query]` method, whose arguments
+/// [`args::decode_or_trap`](crate::service::args::decode_or_trap) decodes, and its Candid
+/// signature for `export_candid!`. ic-cdk would describe a method with `decode_with` as taking
+/// a `blob`, so the method is `hidden` there and declared here, with its documentation, from
+/// the same signature.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __userstore_method {
+    (
+        $(#[$doc:meta])*
+        $kind:ident $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block
+    ) => {
+        $(#[$doc])*
+        #[::ic_cdk::$kind(
+            manual_reply = true,
+            decode_with = "::userstore::service::args::decode_or_trap",
+            hidden = true
+        )]
+        fn $name($($arg: $ty),*) -> ::std::marker::PhantomData<$ret> $body
+
+        const _: () = {
+            $(#[$doc])*
+            #[::candid::candid_method($kind)]
+            #[allow(dead_code, unused_variables)]
+            fn $name($($arg: $ty),*) -> ::std::marker::PhantomData<$ret> {
+                unreachable!("only the Candid export reads this signature")
+            }
+        };
     };
 }
