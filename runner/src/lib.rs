@@ -40,6 +40,9 @@ pub use live::LoadError;
 pub use prices::Metering;
 pub use stable::StableMemory;
 pub use state::{Closure, Env, Limits, Options};
-pub use trace::{FoldError, Folded, FunctionCost, PageCharge, Stack, Trace, TraceEvent, Window};
+pub use trace::{
+    FoldError, Folded, FunctionCost, PageCharge, Stack, Trace, TraceEvent, Window,
+    HEAP_PAGES_DIRTIED_FRAME,
+};
 pub use unmetered::Unmetered;
 pub use world::{ExecutedKind, ExecutedMessage, World, DEFAULT_MESSAGE_LIMIT};

@@ -70,6 +70,14 @@ pub enum TraceEvent {
         /// Instructions executed once it was charged.
         at: u64,
     },
+    /// `pages` more 4 KiB heap pages were written for the first time in the message since the
+    /// previous event, in the frame open then. [`crate::Metering::PocketIc13`] charges them
+    /// after the message (docs/metering.md §6), so they take no instructions of the timeline;
+    /// [`Trace::fold_with_heap_charge`] gives each frame its share of that charge.
+    HeapPagesWritten {
+        /// Pages first written since the previous event.
+        pages: u64,
+    },
     /// `performance_counter(0)` returned `at`.
     Counter {
         /// The value read.
@@ -141,6 +149,8 @@ impl FunctionNames {
 #[derive(Debug, Default)]
 pub(crate) struct Recorder {
     pub events: Vec<TraceEvent>,
+    /// Heap pages first written in the message up to the last [`TraceEvent::HeapPagesWritten`].
+    pub heap_pages_written: u64,
 }
 
 /// The events of one message, with the names of the module's functions.
@@ -193,6 +203,16 @@ pub type Stack = Vec<String>;
 pub struct Folded {
     /// Self instructions by stack.
     pub stacks: BTreeMap<Stack, u64>,
+}
+
+impl FromIterator<(Stack, u64)> for Folded {
+    fn from_iter<I: IntoIterator<Item = (Stack, u64)>>(stacks: I) -> Self {
+        let mut folded = Folded::default();
+        for (stack, instructions) in stacks {
+            folded.add(stack, instructions);
+        }
+        folded
+    }
 }
 
 /// One function's instructions in a folded trace.
@@ -284,6 +304,8 @@ struct Folder {
     /// Instructions executed up to the last event.
     now: u64,
     stacks: BTreeMap<Vec<Frame>, u64>,
+    /// Heap pages first written, by the stack that wrote them.
+    heap_pages: BTreeMap<Vec<Frame>, u64>,
 }
 
 impl Folder {
@@ -333,6 +355,9 @@ impl Folder {
                 let mut stack = self.visible();
                 stack.push(Frame::Pages(kind));
                 self.advance(at, stack);
+            }
+            TraceEvent::HeapPagesWritten { pages } => {
+                *self.heap_pages.entry(self.visible()).or_default() += pages;
             }
             TraceEvent::Counter { at } | TraceEvent::End { at } => {
                 self.advance(at, self.visible());
@@ -397,6 +422,41 @@ impl Trace {
 
     /// Folds `window` into stacks under a root frame named `root`.
     pub fn fold(&self, root: &str, window: Window) -> Result<Folded, FoldError> {
+        self.folder(window)
+            .map(|folder| self.named(root, folder.stacks).collect())
+    }
+
+    /// Folds the whole message, as [`Trace::fold`] does, and adds the heap charge made after
+    /// it: `instructions` for `pages` pages ([`crate::Breakdown`]'s `heap_pages_dirtied`). Each
+    /// frame that first wrote heap pages gets their share under a
+    /// [`HEAP_PAGES_DIRTIED_FRAME`] frame of its own; what the trace did not see (pages
+    /// written after the last hook, or found by comparing the heap) stays under the root.
+    pub fn fold_with_heap_charge(
+        &self,
+        root: &str,
+        pages: u64,
+        instructions: u64,
+    ) -> Result<Folded, FoldError> {
+        let folder = self.folder(Window::Message)?;
+        let mut folded: Folded = self.named(root, folder.stacks).collect();
+        let mut attributed = 0;
+        if let Some(price) = instructions.checked_div(pages) {
+            for (mut stack, written) in self.named(root, folder.heap_pages) {
+                let share = (written * price).min(instructions - attributed);
+                stack.push(HEAP_PAGES_DIRTIED_FRAME.to_string());
+                folded.add(stack, share);
+                attributed += share;
+            }
+        }
+        folded.add(
+            vec![root.to_string(), HEAP_PAGES_DIRTIED_FRAME.to_string()],
+            instructions - attributed,
+        );
+        Ok(folded)
+    }
+
+    /// Runs the events of `window` through a [`Folder`].
+    fn folder(&self, window: Window) -> Result<Folder, FoldError> {
         let (start, end) = self.bounds(window)?;
         let mut folder = Folder {
             start,
@@ -404,24 +464,35 @@ impl Trace {
             open: Vec::new(),
             now: 0,
             stacks: BTreeMap::new(),
+            heap_pages: BTreeMap::new(),
         };
         for event in &self.events {
             folder.event(event)?;
         }
         let stack = folder.visible();
         folder.advance(end, stack);
-        let mut folded = Folded::default();
-        for (frames, instructions) in folder.stacks {
+        Ok(folder)
+    }
+
+    /// `stacks` with their frames named, under `root`.
+    fn named<'a>(
+        &'a self,
+        root: &'a str,
+        stacks: BTreeMap<Vec<Frame>, u64>,
+    ) -> impl Iterator<Item = (Stack, u64)> + 'a {
+        stacks.into_iter().map(move |(frames, count)| {
             let mut stack = vec![root.to_string()];
             stack.extend(frames.into_iter().map(|frame| match frame {
                 Frame::Function(index) => self.names.name(index),
                 Frame::Pages(kind) => kind.frame().to_string(),
             }));
-            folded.add(stack, instructions);
-        }
-        Ok(folded)
+            (stack, count)
+        })
     }
 }
+
+/// The frame of the heap pages an update dirtied, charged after the message (pocketic-13).
+pub const HEAP_PAGES_DIRTIED_FRAME: &str = "[heap pages dirtied, after the message]";
 
 #[cfg(test)]
 mod tests {
@@ -482,6 +553,45 @@ mod tests {
             (helper.self_instructions, helper.inclusive_instructions),
             (10, 15)
         );
+    }
+
+    #[test]
+    fn the_heap_charge_goes_to_the_writers_and_what_the_trace_missed_to_the_root() {
+        use TraceEvent::*;
+        let trace = Trace::new(
+            vec![
+                Enter { function: 1, at: 0 },
+                HeapPagesWritten { pages: 1 },
+                Enter {
+                    function: 2,
+                    at: 10,
+                },
+                HeapPagesWritten { pages: 2 },
+                Exit {
+                    function: 2,
+                    at: 25,
+                },
+                Exit {
+                    function: 1,
+                    at: 30,
+                },
+                End { at: 30 },
+            ],
+            names(),
+        );
+        // Four pages charged, three of them seen by the trace.
+        let folded = trace.fold_with_heap_charge("m", 4, 4_000).unwrap();
+        let frame = HEAP_PAGES_DIRTIED_FRAME;
+        assert_eq!(folded.stacks[&stack(&["m", "main", frame])], 1_000);
+        assert_eq!(
+            folded.stacks[&stack(&["m", "main", "helper", frame])],
+            2_000
+        );
+        assert_eq!(folded.stacks[&stack(&["m", frame])], 1_000);
+        assert_eq!(folded.total(), 30 + 4_000);
+        // A query is not charged: nothing is added.
+        let query = trace.fold_with_heap_charge("m", 0, 0).unwrap();
+        assert_eq!(query, trace.fold("m", Window::Message).unwrap());
     }
 
     #[test]

@@ -70,3 +70,46 @@ fn a_canister_without_hooks_records_no_trace() {
     traced.query("run", &[], ANONYMOUS);
     assert!(traced.last_trace().is_none());
 }
+
+const WRITERS: &str = r#"
+  (memory (export "memory") 1)
+  (func $first (i32.store (i32.const 0) (i32.const 1)))
+  (func $second
+    (i32.store (i32.const 8192) (i32.const 1))
+    (i32.store (i32.const 12288) (i32.const 1)))
+  (func $touch (export "canister_update touch")
+    (call $first)
+    (call $second)
+    (call $msg_reply))
+"#;
+
+#[test]
+fn heap_pages_an_update_dirties_are_charged_to_the_functions_that_wrote_them() {
+    let wasm = wat::parse_str(format!("(module {IMPORTS} {WRITERS})")).expect("valid WAT");
+    let options = Options {
+        tracing: true,
+        ..Options::default()
+    };
+    let (mut canister, _) =
+        Canister::install_with(&wasm, &[], ANONYMOUS, Env::default(), options).expect("installs");
+    let result = canister.update("touch", &[], ANONYMOUS);
+    // Three 4 KiB pages at 1,000 each, after the message (docs/metering.md §6).
+    assert_eq!(result.breakdown.heap_pages_dirtied.pages, 3);
+    assert_eq!(result.breakdown.heap_pages_dirtied.instructions, 3_000);
+    let trace = canister.last_trace().expect("traced");
+    let dirtied = result.breakdown.heap_pages_dirtied;
+    let folded = trace
+        .fold_with_heap_charge("touch", dirtied.pages, dirtied.instructions)
+        .expect("balanced");
+    assert_eq!(folded.total(), result.instructions);
+    let frame = icrun::HEAP_PAGES_DIRTIED_FRAME;
+    assert_eq!(
+        folded.stacks[&stack(&["touch", "touch", "first", frame])],
+        1_000
+    );
+    assert_eq!(
+        folded.stacks[&stack(&["touch", "touch", "second", frame])],
+        2_000
+    );
+    assert!(!folded.stacks.contains_key(&stack(&["touch", frame])));
+}

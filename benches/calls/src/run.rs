@@ -11,9 +11,7 @@ use crate::fees::update_call_cycles;
 use crate::results::{Call, Charges, FunctionRow, Results, TraceSummary};
 use crate::workloads::{argument, Ids, Mode, Workload, ROWS};
 use candid::Principal;
-use icrun::{
-    CallResult, Canister, CanisterSnapshot, Env, Folded, Metering, Options, Trace, Window,
-};
+use icrun::{CallResult, Canister, CanisterSnapshot, Env, Folded, Metering, Options, Trace};
 use std::path::Path;
 use std::time::Instant;
 use userstore::{InitArgs, StoreError};
@@ -247,17 +245,10 @@ fn summarize(
     flamegraphs: &Path,
 ) -> Result<TraceSummary, String> {
     let root = workload.method();
-    let mut folded: Folded = trace
-        .fold(root, Window::Message)
+    let dirtied = result.breakdown.heap_pages_dirtied;
+    let folded: Folded = trace
+        .fold_with_heap_charge(root, dirtied.pages, dirtied.instructions)
         .map_err(|error| format!("{name}: {error}"))?;
-    let after = result.breakdown.heap_pages_dirtied.instructions;
-    folded.add(
-        vec![
-            root.to_string(),
-            "[heap pages dirtied, after the message]".into(),
-        ],
-        after,
-    );
     if folded.total() != result.instructions {
         return Err(format!(
             "{name}: the trace adds up to {}, the message used {}",

@@ -8,7 +8,7 @@ use crate::candid_io::{
 };
 use crate::flamegraph;
 use candid::Principal;
-use icrun::{Canister, Env, Metering, Options, Window};
+use icrun::{Canister, Env, Metering, Options};
 use std::path::PathBuf;
 
 /// Usage text of `icrun call`.
@@ -177,17 +177,10 @@ pub fn run(options: &CallOptions) -> Result<bool, String> {
         print!("{}", breakdown::render(&result.breakdown));
     }
     if let (Some(path), Some(trace)) = (&options.trace, canister.last_trace()) {
-        let mut folded = trace
-            .fold(&options.method, Window::Message)
+        let dirtied = result.breakdown.heap_pages_dirtied;
+        let folded = trace
+            .fold_with_heap_charge(&options.method, dirtied.pages, dirtied.instructions)
             .map_err(|e| e.to_string())?;
-        let after = result.breakdown.heap_pages_dirtied.instructions;
-        folded.add(
-            vec![
-                options.method.clone(),
-                "[heap pages dirtied, after the message]".into(),
-            ],
-            after,
-        );
         flamegraph::write(&folded, &options.method, path)?;
         println!("flame graph: {}", path.display());
     }

@@ -136,6 +136,31 @@ pub(crate) fn apply_heap_page_charges(host: &mut impl Host) -> HostResult<()> {
     )
 }
 
+/// Records the heap pages first written since the last hook ([`TraceEvent::HeapPagesWritten`]),
+/// where the heap's pages are charged after the message (docs/metering.md §6, pocketic-13) and
+/// the write tracker sees them as they are written.
+fn record_heap_pages_written(host: &mut impl Host) {
+    let mut context = host.as_context_mut();
+    let state = context.data_mut();
+    if state.metering.pages().heap_dirty_4k_after == 0 || state.metering.pages().tracks_regions() {
+        return;
+    }
+    let Some(written) = state
+        .tracker
+        .as_ref()
+        .map(|tracker| tracker.saved_units() as u64)
+    else {
+        return;
+    };
+    if let Some(recorder) = state.trace.as_mut() {
+        if written > recorder.heap_pages_written {
+            let pages = written - recorder.heap_pages_written;
+            recorder.heap_pages_written = written;
+            recorder.events.push(TraceEvent::HeapPagesWritten { pages });
+        }
+    }
+}
+
 /// Adds `event` to the message's trace, if one is recorded.
 fn record(host: &mut impl Host, event: TraceEvent) {
     if let Some(recorder) = host.as_context_mut().data_mut().trace.as_mut() {
@@ -217,6 +242,7 @@ fn u(value: i32) -> u64 {
 fn trace_hook(caller: &mut Ctx<'_>, function: i32, entry: bool) -> HostResult<()> {
     apply_heap_page_charges(caller)?;
     if caller.data().trace.is_some() {
+        record_heap_pages_written(caller);
         let at = instructions_used(caller);
         let function = function as u32;
         let event = if entry {
