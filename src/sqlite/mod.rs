@@ -16,6 +16,8 @@ mod pragmas;
 #[cfg(all(feature = "sqlite", target_os = "wasi"))]
 pub mod stable_memory;
 #[cfg(feature = "sqlite")]
+mod statements;
+#[cfg(feature = "sqlite")]
 mod store;
 
 pub use config::{JournalMode, LockingMode, SqliteConfig, Synchronous};

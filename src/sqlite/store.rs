@@ -1,13 +1,14 @@
 //! The [`SqliteStore`] itself.
 
 use super::pragmas;
+use super::statements::{PreparedConnection, Statements};
 use super::{JournalMode, SqliteConfig};
 use crate::describe::{Engine, EngineInfo};
 use crate::error::StoreError;
 use crate::limits;
 use crate::store::UserStore;
 use crate::user::User;
-use rusqlite::{params, CachedStatement, Connection, ErrorCode, OptionalExtension};
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension, Statement};
 use std::path::Path;
 
 const CREATE_TABLE: &str =
@@ -23,17 +24,33 @@ const FILL_COUNT: &str = "INSERT INTO user_count (rows) SELECT count(*) FROM use
 const COUNT: &str = "SELECT rows FROM user_count";
 const SCAN_COUNT: &str = "SELECT count(*) FROM users";
 const ADD_TO_COUNT: &str = "UPDATE user_count SET rows = rows + ?1";
+const BEGIN: &str = "BEGIN";
+const COMMIT: &str = "COMMIT";
+const ROLLBACK: &str = "ROLLBACK";
+/// The statements every store runs, prepared at open.
+const STATEMENTS: [&str; 8] = [
+    INSERT,
+    SELECT_ONE,
+    SELECT_PAGE,
+    UPDATE,
+    DELETE,
+    BEGIN,
+    COMMIT,
+    ROLLBACK,
+];
+/// The statements of a store with its row count in the table `user_count`.
+const COUNT_TABLE_STATEMENTS: [&str; 2] = [COUNT, ADD_TO_COUNT];
 
-/// The user table in SQLite. Statements are prepared once per connection and cached; the
-/// read statements are prepared at open, so that queries (whose heap changes the IC
-/// discards) find them ready instead of preparing them again every time.
+/// The user table in SQLite. Every statement is prepared once, at open, and held with the
+/// connection ([`PreparedConnection`]): queries (whose heap changes the IC discards) find them
+/// ready, and no call pays for a statement cache.
 ///
 /// The row count lives in a one-row table `user_count`, changed in the same transaction as
 /// every insert and delete, so [`UserStore::count`] reads one row instead of scanning the
 /// table. A database written before that table existed gets it at open, filled by one scan.
 /// (A storage with a slot of its own for the count uses that instead: [`RowCountSlot`].)
 pub struct SqliteStore {
-    connection: Connection,
+    db: PreparedConnection,
     config: SqliteConfig,
     row_count: RowCount,
 }
@@ -107,7 +124,11 @@ impl SqliteStore {
                     Some(rows) => rows,
                     None => {
                         // Once, for a slot that was never set: a scan of the table.
-                        let rows = query_count(&connection, SCAN_COUNT)?;
+                        let rows = connection
+                            .prepare(SCAN_COUNT)
+                            .and_then(|mut scan| read_count(&mut scan))
+                            .map_err(|error| StoreError::storage("counting users", error))
+                            .and_then(checked_count)?;
                         slot.store(rows)?;
                         rows
                     }
@@ -115,34 +136,20 @@ impl SqliteStore {
                 RowCount::Slot { rows, slot }
             }
         };
-        let store = Self {
-            connection,
+        let mut statements = STATEMENTS.to_vec();
+        if matches!(row_count, RowCount::Table) {
+            statements.extend(COUNT_TABLE_STATEMENTS);
+        }
+        Ok(Self {
+            db: PreparedConnection::new(connection, &statements)?,
             config,
             row_count,
-        };
-        store.prepare_read_statements()?;
-        Ok(store)
-    }
-
-    /// Puts the statements of the read methods into the connection's statement cache.
-    fn prepare_read_statements(&self) -> Result<(), StoreError> {
-        let count = matches!(self.row_count, RowCount::Table).then_some(COUNT);
-        for sql in [Some(SELECT_ONE), Some(SELECT_PAGE), count]
-            .into_iter()
-            .flatten()
-        {
-            self.connection
-                .prepare_cached(sql)
-                .map_err(|error| StoreError::storage("preparing the read statements", error))?;
-        }
-        Ok(())
+        })
     }
 
     /// Closes the connection, flushing what SQLite holds (a WAL is checkpointed).
     pub fn close(self) -> Result<(), StoreError> {
-        self.connection
-            .close()
-            .map_err(|(_, error)| StoreError::storage("closing the database", error))
+        self.db.close()
     }
 
     /// The configuration the store was opened with (and SQLite confirmed).
@@ -158,27 +165,27 @@ impl SqliteStore {
     /// reports the ids it inserted and they are deleted again before the commit.
     fn in_transaction<T>(
         &mut self,
-        write: impl FnOnce(&Connection, &mut Vec<i64>) -> Result<(T, i64), StoreError>,
+        write: impl FnOnce(&Statements, &mut Vec<i64>) -> Result<(T, i64), StoreError>,
     ) -> Result<T, StoreError> {
-        let connection = &self.connection;
-        run_cached(connection, "BEGIN", "beginning a transaction")?;
+        let statements = self.db.statements();
+        run(statements, BEGIN, "beginning a transaction")?;
         let mut inserted_ids = Vec::new();
         let count_in_table = matches!(self.row_count, RowCount::Table);
-        let written = write(connection, &mut inserted_ids).and_then(|(value, added)| {
+        let written = write(statements, &mut inserted_ids).and_then(|(value, added)| {
             if count_in_table {
-                add_to_count(connection, added)?;
+                add_to_count(statements, added)?;
             }
             Ok((value, added))
         });
         match written {
-            Ok((value, added)) => match run_cached(connection, "COMMIT", "committing") {
+            Ok((value, added)) => match run(statements, COMMIT, "committing") {
                 Ok(()) => {
                     self.count_committed(added)?;
                     Ok(value)
                 }
                 Err(error) => {
                     // Leave no transaction open behind a failed commit.
-                    let _ = run_cached(connection, "ROLLBACK", "rolling back");
+                    let _ = run(statements, ROLLBACK, "rolling back");
                     Err(error)
                 }
             },
@@ -195,12 +202,12 @@ impl SqliteStore {
     /// needs a transaction around both.
     fn one_statement<T>(
         &mut self,
-        write: impl FnOnce(&Connection) -> Result<(T, i64), StoreError>,
+        write: impl FnOnce(&Statements) -> Result<(T, i64), StoreError>,
     ) -> Result<T, StoreError> {
         if matches!(self.row_count, RowCount::Table) {
-            return self.in_transaction(|connection, _| write(connection));
+            return self.in_transaction(|statements, _| write(statements));
         }
-        let (value, added) = write(&self.connection)?;
+        let (value, added) = write(self.db.statements())?;
         self.count_committed(added)?;
         Ok(value)
     }
@@ -228,7 +235,7 @@ impl SqliteStore {
             return Ok(());
         }
         for id in ids {
-            if read_user(&self.connection, id)?.is_none() {
+            if read_user(self.db.statements(), id)?.is_none() {
                 return Err(StoreError::NotFound { id });
             }
         }
@@ -236,28 +243,28 @@ impl SqliteStore {
     }
 
     fn undo(&self, inserted_ids: &[i64]) -> Result<(), StoreError> {
-        let connection = &self.connection;
+        let statements = self.db.statements();
         if self.config.journal_mode == JournalMode::Off {
-            let mut delete = connection
-                .prepare_cached(DELETE)
-                .map_err(|error| StoreError::storage("preparing DELETE", error))?;
-            for id in inserted_ids {
-                delete
-                    .execute([id])
-                    .map_err(|error| StoreError::storage("undoing a batch", error))?;
+            {
+                let mut delete = statements.get(DELETE)?;
+                for id in inserted_ids {
+                    delete
+                        .execute([id])
+                        .map_err(|error| StoreError::storage("undoing a batch", error))?;
+                }
             }
-            run_cached(connection, "COMMIT", "committing an undone batch")
+            run(statements, COMMIT, "committing an undone batch")
         } else {
-            run_cached(connection, "ROLLBACK", "rolling back")
+            run(statements, ROLLBACK, "rolling back")
         }
     }
 }
 
-/// Runs a statement without parameters or rows (`BEGIN`, `COMMIT`, `ROLLBACK`), prepared once.
-fn run_cached(connection: &Connection, sql: &str, doing: &str) -> Result<(), StoreError> {
-    connection
-        .prepare_cached(sql)
-        .and_then(|mut statement| statement.execute([]))
+/// Runs a prepared statement without parameters or rows (`BEGIN`, `COMMIT`, `ROLLBACK`).
+fn run(statements: &Statements, sql: &'static str, doing: &str) -> Result<(), StoreError> {
+    statements
+        .get(sql)?
+        .execute([])
         .map(|_| ())
         .map_err(|error| StoreError::storage(doing, error))
 }
@@ -276,23 +283,24 @@ fn ensure_row_count(connection: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// The count that `sql`, a query of one row and one column, returns.
-fn query_count(connection: &Connection, sql: &str) -> Result<u64, StoreError> {
-    let rows: i64 = connection
-        .prepare_cached(sql)
-        .and_then(|mut count| count.query_row([], |row| row.get(0)))
-        .map_err(|error| StoreError::storage("counting users", error))?;
+/// The one value of `count`, a query of one row and one column.
+fn read_count(count: &mut Statement<'_>) -> rusqlite::Result<i64> {
+    count.query_row([], |row| row.get(0))
+}
+
+/// A count SQLite returned, as a `u64`.
+fn checked_count(rows: i64) -> Result<u64, StoreError> {
     u64::try_from(rows).map_err(|_| StoreError::storage("counting users", "negative count"))
 }
 
 /// Adds `added` (negative: removes) to the row count, inside the caller's transaction.
-fn add_to_count(connection: &Connection, added: i64) -> Result<(), StoreError> {
+fn add_to_count(statements: &Statements, added: i64) -> Result<(), StoreError> {
     if added == 0 {
         return Ok(());
     }
-    connection
-        .prepare_cached(ADD_TO_COUNT)
-        .and_then(|mut statement| statement.execute([added]))
+    statements
+        .get(ADD_TO_COUNT)?
+        .execute([added])
         .map(|_| ())
         .map_err(|error| StoreError::storage("updating the row count", error))
 }
@@ -308,15 +316,9 @@ fn to_rowid(id: u64) -> Option<i64> {
     i64::try_from(id).ok()
 }
 
-/// The cached INSERT statement.
-fn insert_statement(connection: &Connection) -> Result<CachedStatement<'_>, StoreError> {
-    connection
-        .prepare_cached(INSERT)
-        .map_err(|error| StoreError::storage("preparing INSERT", error))
-}
-
-/// Inserts one row; a primary-key clash is [`StoreError::DuplicateId`].
-fn insert_row(insert: &mut CachedStatement<'_>, user: &User, rowid: i64) -> Result<(), StoreError> {
+/// Inserts one row with the INSERT statement; a primary-key clash is
+/// [`StoreError::DuplicateId`].
+fn insert_row(insert: &mut Statement<'_>, user: &User, rowid: i64) -> Result<(), StoreError> {
     match insert.execute(params![rowid, user.username]) {
         Ok(_) => Ok(()),
         Err(rusqlite::Error::SqliteFailure(failure, _))
@@ -328,14 +330,12 @@ fn insert_row(insert: &mut CachedStatement<'_>, user: &User, rowid: i64) -> Resu
     }
 }
 
-fn read_user(connection: &Connection, id: u64) -> Result<Option<User>, StoreError> {
+fn read_user(statements: &Statements, id: u64) -> Result<Option<User>, StoreError> {
     let Some(rowid) = to_rowid(id) else {
         return Ok(None);
     };
-    let mut select = connection
-        .prepare_cached(SELECT_ONE)
-        .map_err(|error| StoreError::storage("preparing SELECT", error))?;
-    select
+    statements
+        .get(SELECT_ONE)?
         .query_row([rowid], |row| row.get::<_, String>(0))
         .optional()
         .map(|username| username.map(|username| User { id, username }))
@@ -347,16 +347,16 @@ impl UserStore for SqliteStore {
         limits::check_user(&user)?;
         let rowid = checked_rowid(user.id)?;
         // A clash is detected before the INSERT writes anything, so there is nothing to undo.
-        self.one_statement(|connection| {
-            insert_row(&mut insert_statement(connection)?, &user, rowid)?;
+        self.one_statement(|statements| {
+            insert_row(&mut *statements.get(INSERT)?, &user, rowid)?;
             Ok(((), 1))
         })
     }
 
     fn insert_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
-        self.in_transaction(|connection, inserted_ids| {
-            let mut insert = insert_statement(connection)?;
+        self.in_transaction(|statements, inserted_ids| {
+            let mut insert = statements.get(INSERT)?;
             for user in users {
                 let rowid = checked_rowid(user.id)?;
                 insert_row(&mut insert, user, rowid)?;
@@ -367,7 +367,7 @@ impl UserStore for SqliteStore {
     }
 
     fn get(&self, id: u64) -> Result<User, StoreError> {
-        read_user(&self.connection, id)?.ok_or(StoreError::NotFound { id })
+        read_user(self.db.statements(), id)?.ok_or(StoreError::NotFound { id })
     }
 
     fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError> {
@@ -379,10 +379,7 @@ impl UserStore for SqliteStore {
                 None => return Ok(Vec::new()),
             },
         };
-        let mut select = self
-            .connection
-            .prepare_cached(SELECT_PAGE)
-            .map_err(|error| StoreError::storage("preparing SELECT", error))?;
+        let mut select = self.db.statements().get(SELECT_PAGE)?;
         let rows = select
             .query_map(params![after_rowid, limit], |row| {
                 Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
@@ -400,13 +397,11 @@ impl UserStore for SqliteStore {
 
     fn update_username(&mut self, id: u64, username: &str) -> Result<User, StoreError> {
         limits::check_username(username)?;
-        let previous = read_user(&self.connection, id)?.ok_or(StoreError::NotFound { id })?;
+        let statements = self.db.statements();
+        let previous = read_user(statements, id)?.ok_or(StoreError::NotFound { id })?;
         let rowid = to_rowid(id).ok_or(StoreError::NotFound { id })?;
-        let mut update = self
-            .connection
-            .prepare_cached(UPDATE)
-            .map_err(|error| StoreError::storage("preparing UPDATE", error))?;
-        update
+        statements
+            .get(UPDATE)?
             .execute(params![rowid, username])
             .map_err(|error| StoreError::storage("updating a user", error))?;
         Ok(previous)
@@ -418,11 +413,11 @@ impl UserStore for SqliteStore {
         };
         // A read, then a plain DELETE: `DELETE ... RETURNING` builds an ephemeral table on
         // every execution, which costs more than the second statement.
-        let user = read_user(&self.connection, id)?.ok_or(StoreError::NotFound { id })?;
-        self.one_statement(|connection| {
-            connection
-                .prepare_cached(DELETE)
-                .and_then(|mut delete| delete.execute([rowid]))
+        let user = read_user(self.db.statements(), id)?.ok_or(StoreError::NotFound { id })?;
+        self.one_statement(|statements| {
+            statements
+                .get(DELETE)?
+                .execute([rowid])
                 .map_err(|error| StoreError::storage("deleting a user", error))?;
             Ok((user, -1))
         })
@@ -431,10 +426,8 @@ impl UserStore for SqliteStore {
     fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
         self.require_existing_without_journal(users.iter().map(|user| user.id))?;
-        self.in_transaction(|connection, _| {
-            let mut update = connection
-                .prepare_cached(UPDATE)
-                .map_err(|error| StoreError::storage("preparing UPDATE", error))?;
+        self.in_transaction(|statements, _| {
+            let mut update = statements.get(UPDATE)?;
             for user in users {
                 let rowid = to_rowid(user.id).ok_or(StoreError::NotFound { id: user.id })?;
                 let changed = update
@@ -451,10 +444,8 @@ impl UserStore for SqliteStore {
     fn delete_batch(&mut self, ids: &[u64]) -> Result<u64, StoreError> {
         limits::check_id_batch(ids)?;
         self.require_existing_without_journal(ids.iter().copied())?;
-        self.in_transaction(|connection, _| {
-            let mut delete = connection
-                .prepare_cached(DELETE)
-                .map_err(|error| StoreError::storage("preparing DELETE", error))?;
+        self.in_transaction(|statements, _| {
+            let mut delete = statements.get(DELETE)?;
             for id in ids {
                 let rowid = to_rowid(*id).ok_or(StoreError::NotFound { id: *id })?;
                 let changed = delete
@@ -472,7 +463,9 @@ impl UserStore for SqliteStore {
         if let RowCount::Slot { rows, .. } = &self.row_count {
             return Ok(*rows);
         }
-        query_count(&self.connection, COUNT)
+        let rows = read_count(&mut *self.db.statements().get(COUNT)?)
+            .map_err(|error| StoreError::storage("counting users", error))?;
+        checked_count(rows)
     }
 
     fn describe(&self) -> EngineInfo {
