@@ -509,33 +509,39 @@ mod tests {
         frames.iter().map(|f| f.to_string()).collect()
     }
 
+    /// A message of 30 instructions: `main` (from 0) calls `helper` (from 10 to 25), with
+    /// `in_main` recorded before the call and `in_helper` inside it.
+    fn main_calls_helper(in_main: Vec<TraceEvent>, in_helper: Vec<TraceEvent>) -> Trace {
+        use TraceEvent::*;
+        let mut events = vec![Enter { function: 1, at: 0 }];
+        events.extend(in_main);
+        events.push(Enter {
+            function: 2,
+            at: 10,
+        });
+        events.extend(in_helper);
+        events.extend([
+            Exit {
+                function: 2,
+                at: 25,
+            },
+            Exit {
+                function: 1,
+                at: 30,
+            },
+            End { at: 30 },
+        ]);
+        Trace::new(events, names())
+    }
+
     #[test]
     fn a_message_folds_into_self_instructions_that_add_up() {
-        use TraceEvent::*;
-        let trace = Trace::new(
-            vec![
-                Enter { function: 1, at: 0 },
-                Enter {
-                    function: 2,
-                    at: 10,
-                },
-                Pages {
-                    kind: PageCharge::HeapAccess,
-                    instructions: 5,
-                    at: 20,
-                },
-                Exit {
-                    function: 2,
-                    at: 25,
-                },
-                Exit {
-                    function: 1,
-                    at: 30,
-                },
-                End { at: 30 },
-            ],
-            names(),
-        );
+        let pages = TraceEvent::Pages {
+            kind: PageCharge::HeapAccess,
+            instructions: 5,
+            at: 20,
+        };
+        let trace = main_calls_helper(vec![], vec![pages]);
         let folded = trace.fold("m", Window::Message).unwrap();
         assert_eq!(folded.stacks[&stack(&["m", "main"])], 15);
         assert_eq!(folded.stacks[&stack(&["m", "main", "helper"])], 10);
@@ -557,27 +563,10 @@ mod tests {
 
     #[test]
     fn the_heap_charge_goes_to_the_writers_and_what_the_trace_missed_to_the_root() {
-        use TraceEvent::*;
-        let trace = Trace::new(
-            vec![
-                Enter { function: 1, at: 0 },
-                HeapPagesWritten { pages: 1 },
-                Enter {
-                    function: 2,
-                    at: 10,
-                },
-                HeapPagesWritten { pages: 2 },
-                Exit {
-                    function: 2,
-                    at: 25,
-                },
-                Exit {
-                    function: 1,
-                    at: 30,
-                },
-                End { at: 30 },
-            ],
-            names(),
+        use TraceEvent::HeapPagesWritten;
+        let trace = main_calls_helper(
+            vec![HeapPagesWritten { pages: 1 }],
+            vec![HeapPagesWritten { pages: 2 }],
         );
         // Four pages charged, three of them seen by the trace.
         let folded = trace.fold_with_heap_charge("m", 4, 4_000).unwrap();
