@@ -12,13 +12,20 @@
 use crate::error::StoreError;
 use rusqlite::{Connection, Statement};
 use std::cell::{RefCell, RefMut};
+use std::mem::ManuallyDrop;
+use std::ptr::NonNull;
 
-/// A connection with the statements prepared on it. The statements are dropped (finalized)
-/// before the connection, which is boxed so that it never moves while they point at it.
+/// A connection with the statements prepared on it.
+///
+/// The statements borrow the connection, so the connection is owned through a raw pointer
+/// (leaked from a `Box` in [`Self::new`]): moving this struct never claims unique access to
+/// it while they point at it, and [`Drop`] and [`Self::close`] finalize the statements before
+/// the connection is freed or closed.
 pub(crate) struct PreparedConnection {
-    // Declared before `connection`: fields drop in order, and the statements borrow it.
-    statements: Statements,
-    connection: Box<Connection>,
+    /// Statements borrowing `*connection`.
+    statements: ManuallyDrop<Statements>,
+    /// The connection, from `Box::leak`; only ever borrowed shared until it is freed.
+    connection: NonNull<Connection>,
 }
 
 /// Statements prepared on one connection, found by their SQL text.
@@ -30,26 +37,27 @@ pub(crate) struct Statements {
 impl PreparedConnection {
     /// Prepares every statement of `sql` on `connection`.
     pub(crate) fn new(connection: Connection, sql: &[&'static str]) -> Result<Self, StoreError> {
-        let connection = Box::new(connection);
-        let mut prepared = Vec::with_capacity(sql.len());
+        let mut prepared = Self {
+            statements: ManuallyDrop::new(Statements {
+                prepared: Vec::with_capacity(sql.len()),
+            }),
+            connection: NonNull::from(Box::leak(Box::new(connection))),
+        };
+        // SAFETY: the connection lives until `Drop` or `close` frees it, after they have
+        // dropped every statement, and nothing borrows it mutably in between; so a shared
+        // borrow that the statements keep for as long as they exist is valid. (On an error
+        // below, `Drop` cleans up what was prepared so far.)
+        let shared: &'static Connection = unsafe { prepared.connection.as_ref() };
         for &text in sql {
-            let statement = connection.prepare(text).map_err(|error| {
+            let statement = shared.prepare(text).map_err(|error| {
                 StoreError::storage(&format!("preparing the statement {text:?}"), error)
             })?;
-            // SAFETY: the statement borrows the boxed connection, whose address does not
-            // change when the box moves. `PreparedConnection` keeps both, drops the
-            // statements first (field order, and `close`), never hands out the connection
-            // mutably, and lends the statements out only for its own lifetime
-            // (`Statements::get` borrows `self`). So the connection outlives every use of
-            // the statement, as the `'static` here claims for as long as it is reachable.
-            let statement =
-                unsafe { std::mem::transmute::<Statement<'_>, Statement<'static>>(statement) };
-            prepared.push((text, RefCell::new(statement)));
+            prepared
+                .statements
+                .prepared
+                .push((text, RefCell::new(statement)));
         }
-        Ok(Self {
-            statements: Statements { prepared },
-            connection,
-        })
+        Ok(prepared)
     }
 
     /// The prepared statements.
@@ -59,14 +67,27 @@ impl PreparedConnection {
 
     /// Finalizes the statements, then closes the connection.
     pub(crate) fn close(self) -> Result<(), StoreError> {
-        let Self {
-            statements,
-            connection,
-        } = self;
-        drop(statements);
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped, so the statements and the connection are released
+        // once, here, in the order `Drop` uses; the connection came from `Box::leak`.
+        let connection = unsafe {
+            ManuallyDrop::drop(&mut this.statements);
+            *Box::from_raw(this.connection.as_ptr())
+        };
         connection
             .close()
             .map_err(|(_, error)| StoreError::storage("closing the database", error))
+    }
+}
+
+impl Drop for PreparedConnection {
+    fn drop(&mut self) {
+        // SAFETY: the statements go first, as they borrow the connection, which came from
+        // `Box::leak` and is freed exactly once, here (`close` skips this).
+        unsafe {
+            ManuallyDrop::drop(&mut self.statements);
+            drop(Box::from_raw(self.connection.as_ptr()));
+        }
     }
 }
 
