@@ -73,11 +73,7 @@ impl CallEnv for IcEnv {
 /// encoded, as ic-cdk's reply does.
 #[cfg(feature = "canister")]
 pub fn reply<T: candid::CandidType + 'static>(value: T) -> std::marker::PhantomData<T> {
-    match super::reply::encode(&value) {
-        Ok(bytes) => ic_cdk::api::msg_reply(bytes),
-        Err(error) => ic_cdk::trap(format!("encoding the reply: {error}")),
-    }
-    std::marker::PhantomData
+    send(super::reply::encode(&value))
 }
 
 /// Replies `result` to the current call, encoded by [`super::reply::encode_result`] (an `Ok`
@@ -87,7 +83,13 @@ pub fn reply<T: candid::CandidType + 'static>(value: T) -> std::marker::PhantomD
 pub fn reply_result<T: candid::CandidType + 'static>(
     result: Result<T, crate::StoreError>,
 ) -> std::marker::PhantomData<Result<T, crate::StoreError>> {
-    match super::reply::encode_result(&result) {
+    send(super::reply::encode_result(&result))
+}
+
+/// Sends an encoded reply, or traps with the encoder's error.
+#[cfg(feature = "canister")]
+fn send<T>(encoded: Result<Vec<u8>, candid::Error>) -> std::marker::PhantomData<T> {
+    match encoded {
         Ok(bytes) => ic_cdk::api::msg_reply(bytes),
         Err(error) => ic_cdk::trap(format!("encoding the reply: {error}")),
     }

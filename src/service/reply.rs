@@ -91,21 +91,21 @@ fn encode_keyed<T: CandidType>(key: TypeId, value: &T) -> Result<Vec<u8>, candid
 /// or upgrade paid the full encoder (about 200,000 instructions) until an update call of the
 /// same reply type came along. `init` and `post_upgrade` call it; their heap changes stay.
 pub fn prepare_query_replies() -> Result<(), candid::Error> {
-    // The prefix depends on the type only, so any value of it will do.
-    let no_store = || StoreError::invalid_input("");
-    encode_result(&Err::<User, _>(no_store()))?;
-    encode_result(&Ok::<_, StoreError>(User::new(0, "")))?;
-    encode_result(&Err::<Vec<User>, _>(no_store()))?;
-    encode_result(&Ok::<_, StoreError>(Vec::<User>::new()))?;
-    encode_result(&Err::<u64, _>(no_store()))?;
-    encode_result(&Ok::<_, StoreError>(0_u64))?;
-    encode_result(&Err::<Stats, _>(no_store()))?;
-    encode_result(&Ok::<_, StoreError>(Stats {
+    prepare_result(User::new(0, ""))?;
+    prepare_result(Vec::<User>::new())?;
+    prepare_result(0_u64)?;
+    prepare_result(Stats {
         rows: 0,
         stable_memory_pages: 0,
         heap_pages: 0,
-    }))?;
-    Ok(())
+    })
+}
+
+/// Builds both prefixes of `Result<T, StoreError>` replies: the `Ok` one and the `Err` one.
+/// A prefix depends on the type only, so any value of it will do.
+fn prepare_result<T: CandidType + 'static>(sample: T) -> Result<(), candid::Error> {
+    encode_result(&Err::<T, _>(StoreError::invalid_input("")))?;
+    encode_result(&Ok::<_, StoreError>(sample)).map(drop)
 }
 
 /// Whether the prefix of `T` is built.

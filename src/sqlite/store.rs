@@ -124,11 +124,10 @@ impl SqliteStore {
                     Some(rows) => rows,
                     None => {
                         // Once, for a slot that was never set: a scan of the table.
-                        let rows = connection
+                        let mut scan = connection
                             .prepare(SCAN_COUNT)
-                            .and_then(|mut scan| read_count(&mut scan))
-                            .map_err(|error| StoreError::storage("counting users", error))
-                            .and_then(checked_count)?;
+                            .map_err(|error| StoreError::storage("counting users", error))?;
+                        let rows = query_count(&mut scan)?;
                         slot.store(rows)?;
                         rows
                     }
@@ -283,13 +282,11 @@ fn ensure_row_count(connection: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// The one value of `count`, a query of one row and one column.
-fn read_count(count: &mut Statement<'_>) -> rusqlite::Result<i64> {
-    count.query_row([], |row| row.get(0))
-}
-
-/// A count SQLite returned, as a `u64`.
-fn checked_count(rows: i64) -> Result<u64, StoreError> {
+/// The count that `count`, a query of one row and one column, returns.
+fn query_count(count: &mut Statement<'_>) -> Result<u64, StoreError> {
+    let rows: i64 = count
+        .query_row([], |row| row.get(0))
+        .map_err(|error| StoreError::storage("counting users", error))?;
     u64::try_from(rows).map_err(|_| StoreError::storage("counting users", "negative count"))
 }
 
@@ -463,9 +460,7 @@ impl UserStore for SqliteStore {
         if let RowCount::Slot { rows, .. } = &self.row_count {
             return Ok(*rows);
         }
-        let rows = read_count(&mut *self.db.statements().get(COUNT)?)
-            .map_err(|error| StoreError::storage("counting users", error))?;
-        checked_count(rows)
+        query_count(&mut *self.db.statements().get(COUNT)?)
     }
 
     fn describe(&self) -> EngineInfo {
