@@ -6,6 +6,7 @@ use super::{JournalMode, SqliteConfig};
 use crate::describe::{Engine, EngineInfo};
 use crate::error::StoreError;
 use crate::limits;
+use crate::stable_sqlite::page_cache;
 use crate::store::UserStore;
 use crate::user::User;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, Statement};
@@ -84,6 +85,7 @@ impl SqliteStore {
     /// existing database was created with).
     pub fn open(path: impl AsRef<Path>, config: SqliteConfig) -> Result<Self, StoreError> {
         config.validate()?;
+        page_cache::install();
         let connection = Connection::open(path.as_ref())
             .map_err(|error| StoreError::storage("opening the database", error))?;
         Self::with_connection(connection, config)
@@ -93,6 +95,7 @@ impl SqliteStore {
     /// `Off` are refused, as SQLite does not apply them to in-memory databases).
     pub fn open_in_memory(config: SqliteConfig) -> Result<Self, StoreError> {
         config.validate()?;
+        page_cache::install();
         let connection = Connection::open_in_memory()
             .map_err(|error| StoreError::storage("opening the database", error))?;
         Self::with_connection(connection, config)

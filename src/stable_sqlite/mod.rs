@@ -9,7 +9,9 @@
 //!   (`journal_mode=OFF`, where the store undoes a failed batch itself); every other
 //!   journal mode is refused with [`crate::StoreError::InvalidConfig`];
 //! - with `cache_spill=OFF` SQLite writes pages to the Memory only at `COMMIT`, and only
-//!   the pages the transaction changed.
+//!   the pages the transaction changed;
+//! - SQLite's page cache is this engine's own ([`page_cache`]): page-aligned buffers and no
+//!   LRU list, so that a message dirties only the heap pages it changes.
 //!
 //! # Why an in-heap journal is as safe here as PERSIST
 //! A journal on disk exists to undo a transaction that a crash interrupted half-written.
@@ -27,6 +29,7 @@
 
 mod engine;
 pub mod memory_file;
+pub mod page_cache;
 mod store;
 pub mod vfs;
 

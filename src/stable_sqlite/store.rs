@@ -1,6 +1,7 @@
 //! The [`StableSqliteStore`] itself: [`SqliteStore`]'s table on a connection through the
 //! stable-memory VFS, with the row count in the VFS header.
 
+use super::page_cache;
 use super::vfs::{self, FileHandle};
 use crate::describe::{Engine, EngineInfo};
 use crate::error::StoreError;
@@ -59,17 +60,21 @@ impl StableSqliteStore {
         let vfs_error = |error: vfs::VfsError| StoreError::storage("opening the database", error);
         vfs::register_vfs().map_err(vfs_error)?;
         let file = vfs::register_file(name, Box::new(memory)).map_err(vfs_error)?;
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let connection = Connection::open_with_flags_and_vfs(name, flags, vfs::VFS_NAME)
-            .map_err(|error| StoreError::storage("opening the database", error))?;
-        // SQLite then writes pages only at COMMIT, however large the transaction.
-        connection
-            .pragma_update(None, "cache_spill", false)
-            .map_err(|error| StoreError::storage("setting cache_spill", error))?;
-        let slot = Box::new(HeaderSlot(file.clone()));
-        let table = SqliteStore::with_connection_and_count(connection, config, Some(slot))?;
+        // SQLite creates the connection's page cache while the store opens (when it reads the
+        // page size from page 1), so the cache is the engine's own (see `page_cache`).
+        let table = page_cache::for_stable_engine(|| {
+            let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            let connection = Connection::open_with_flags_and_vfs(name, flags, vfs::VFS_NAME)
+                .map_err(|error| StoreError::storage("opening the database", error))?;
+            // SQLite then writes pages only at COMMIT, however large the transaction.
+            connection
+                .pragma_update(None, "cache_spill", false)
+                .map_err(|error| StoreError::storage("setting cache_spill", error))?;
+            let slot = Box::new(HeaderSlot(file.clone()));
+            SqliteStore::with_connection_and_count(connection, config, Some(slot))
+        })?;
         Ok(Self { table, file })
     }
 

@@ -2,7 +2,8 @@
 //! layout of its Memory, and that a commit writes only the pages it changed.
 
 use crate::sqlite::{JournalMode, LockingMode, SqliteConfig};
-use crate::{Engine, StableSqliteStore, StoreError, User, UserStore};
+use crate::stable_sqlite::page_cache::{self, CacheStats};
+use crate::{Engine, SqliteStore, StableSqliteStore, StoreError, User, UserStore};
 use ic_stable_structures::{Memory, VectorMemory};
 
 fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
@@ -185,4 +186,87 @@ fn every_page_size_works_and_an_existing_database_keeps_its_own() {
         let store = StableSqliteStore::open("sized.db", memory, sized).unwrap();
         assert_eq!(store.count(), Ok(1_000), "{page_size}");
     }
+}
+
+/// Runs `test` on a thread of its own, so that [`page_cache::stats`] counts only its caches.
+fn on_own_thread(test: impl FnOnce() + Send + 'static) {
+    std::thread::spawn(test)
+        .join()
+        .expect("the test thread passed");
+}
+
+#[test]
+fn the_engine_keeps_its_pages_in_its_own_cache_and_other_connections_in_sqlites() {
+    // Every connection of this test binary is opened after `install`, so it took effect.
+    assert!(page_cache::install());
+    on_own_thread(|| {
+        assert_eq!(page_cache::stats(), CacheStats::default());
+        let mut store = StableSqliteStore::open(
+            "own-cache.db",
+            VectorMemory::default(),
+            config(JournalMode::Memory),
+        )
+        .unwrap();
+        store.insert_batch(&users(0..3_000)).unwrap();
+        let open = page_cache::stats();
+        assert_eq!(open.caches, 1);
+        let file_pages = store.file().file_size() / 4_096;
+        assert_eq!(open.pages as u64, file_pages, "the whole file is cached");
+
+        let mut seed = SqliteStore::open_in_memory(SqliteConfig::default()).unwrap();
+        seed.insert_batch(&users(0..3_000)).unwrap();
+        assert_eq!(
+            page_cache::stats(),
+            open,
+            "the seed's engine keeps SQLite's own cache"
+        );
+
+        assert_eq!(store.get(2_999), Ok(User::new(2_999, "user-2999")));
+        store.close().unwrap();
+        assert_eq!(page_cache::stats(), CacheStats::default());
+    });
+}
+
+#[test]
+fn a_cache_smaller_than_the_table_evicts_and_keeps_every_row() {
+    on_own_thread(|| {
+        let small = SqliteConfig {
+            cache_size_pages: 16,
+            ..config(JournalMode::Memory)
+        };
+        let memory = VectorMemory::default();
+        let mut store =
+            StableSqliteStore::open("small-cache.db", memory.clone(), small.clone()).unwrap();
+        let named = |id: u64| User::new(id, format!("{id:0>100}"));
+        for batch in 0..100 {
+            let rows: Vec<User> = (0..30).map(|n| named(n * 100 + batch)).collect();
+            store.insert_batch(&rows).unwrap();
+        }
+        store
+            .delete_batch(&(0..300).step_by(7).collect::<Vec<_>>())
+            .unwrap();
+        let file_pages = store.file().file_size() / 4_096;
+        assert!(
+            file_pages > 60,
+            "the table ({file_pages} pages) is larger than the cache"
+        );
+        for id in (0..3_000).rev() {
+            let expected = if id < 300 && id % 7 == 0 {
+                Err(StoreError::NotFound { id })
+            } else {
+                Ok(named(id))
+            };
+            assert_eq!(store.get(id), expected);
+        }
+        // Reads replace pages instead of adding them: at most the limit, plus the pages the
+        // last write transaction held pinned while it was dirty.
+        assert!(
+            page_cache::stats().pages <= 16 + 8,
+            "{:?}",
+            page_cache::stats()
+        );
+        store.close().unwrap();
+        let store = StableSqliteStore::open("small-cache.db", memory, small).unwrap();
+        assert_eq!(store.count(), Ok(3_000 - 43));
+    });
 }

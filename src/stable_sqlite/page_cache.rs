@@ -1,0 +1,722 @@
+//! The stable-memory engine's SQLite page cache: pages kept in page-aligned heap slabs, with
+//! no LRU list, so that looking a page up writes nothing but SQLite's own page header.
+//!
+//! # Why
+//! An update pays for every 4 KiB heap page it dirties (docs/metering.md §6, `pocketic-13`:
+//! 1,000 instructions each, after the message). SQLite's default cache (`pcache1`) keeps
+//! every unpinned page on a global LRU list: pinning a page unlinks it, which writes the
+//! headers of its two neighbours, and unpinning links it in again at the head, which writes
+//! the old head's. Those headers sit at the end of each page's own allocation, so a one-row
+//! insert that walks root, interior and leaf page dirtied seven heap pages in `pcache1Fetch`
+//! alone (`docs/flamegraphs/stable_sqlite_memory_insert_user_1.svg` before this cache).
+//!
+//! This cache looks pages up in a vector indexed by page number and keeps no list: a fetch
+//! reads the vector and, at most, sets one flag beside SQLite's page header (which SQLite
+//! writes on every fetch anyway). Page buffers are page-aligned, so a changed 4 KiB page
+//! dirties exactly one heap page, and the headers are packed together, away from the data.
+//!
+//! # Which caches
+//! SQLite has one page-cache implementation per process (`SQLITE_CONFIG_PCACHE2`, set
+//! before SQLite initializes). [`install`] sets this module's, which creates its own caches
+//! only for connections the stable-memory engine opens ([`for_stable_engine`]); every other
+//! connection of the process (the seed's SQLite engine, an application's own databases)
+//! gets SQLite's default cache, reached through one more call.
+//!
+//! # Eviction
+//! The cache honours `PRAGMA cache_size`: when it is full and SQLite asks for a new page, an
+//! unpinned page is dropped (SQLite only unpins clean pages), found by a clock hand over the
+//! page numbers; a page unpinned while the cache is over its size (after a transaction that
+//! dirtied more pages than it holds) is dropped at once. The store's default cache (160 MiB) holds a 1,000,000-row table whole, so
+//! the headline workloads never evict.
+
+use rusqlite::ffi;
+use std::alloc::{self, Layout};
+use std::cell::Cell;
+use std::ffi::{c_int, c_uint, c_void};
+use std::mem::{self, MaybeUninit};
+use std::ptr::{self, NonNull};
+use std::sync::OnceLock;
+
+/// Bytes of page buffers allocated at a time: 256 pages of 4 KiB, 16 of 64 KiB.
+const BUFFER_SLAB_BYTES: usize = 1 << 20;
+
+/// Alignment of the page buffers within their slab: a Wasm page, the unit the `master-2026`
+/// profile charges for every heap page a message touches (docs/metering.md §6), so that 16
+/// pages of 4 KiB span one Wasm page, not two. The slab is allocated 64 KiB larger and aligned
+/// by hand: an aligned allocation would hand the allocator's free lists the gap before it,
+/// and the small allocations of every message would scatter over such gaps.
+const SLAB_ALIGN: usize = 64 * 1024;
+
+/// Page headers allocated at a time (a multiple of every slab's page count). Many to a slab,
+/// so the headers SQLite writes on every fetch share few heap pages.
+const HEADERS_PER_SLAB: usize = 256;
+
+/// How far past its end the dense page-number index grows to take a page. A page further
+/// out goes to a short list instead: SQLite parks pages at the pending-byte page (262,145
+/// with 4 KiB pages) while it renumbers the pages of a split, and a corrupt page number can
+/// be anything; growing the index to either would write megabytes of heap.
+const DENSE_SLACK: usize = 1_024;
+
+thread_local! {
+    /// Depth of [`for_stable_engine`] calls on this thread: caches created while it is
+    /// positive are this module's.
+    static STABLE_SCOPE: Cell<u32> = const { Cell::new(0) };
+    /// Caches of this module alive on this thread, and the pages they hold.
+    static STATS: Cell<CacheStats> = const { Cell::new(CacheStats { caches: 0, pages: 0 }) };
+}
+
+/// What this module's caches on the current thread hold ([`stats`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CacheStats {
+    /// Caches alive.
+    pub caches: usize,
+    /// Pages they hold.
+    pub pages: usize,
+}
+
+/// The caches this module created on the current thread and still alive, with their pages.
+pub fn stats() -> CacheStats {
+    STATS.with(Cell::get)
+}
+
+fn update_stats(change: impl FnOnce(&mut CacheStats)) {
+    STATS.with(|stats| {
+        let mut now = stats.get();
+        change(&mut now);
+        stats.set(now);
+    });
+}
+
+/// Runs `open` so that the SQLite page caches it creates are this module's. The engine opens
+/// its connection inside it: SQLite creates a connection's cache when it learns the page
+/// size, which happens while the store opens (the first read of page 1).
+pub fn for_stable_engine<T>(open: impl FnOnce() -> T) -> T {
+    struct Scope;
+    impl Drop for Scope {
+        fn drop(&mut self) {
+            STABLE_SCOPE.with(|depth| depth.set(depth.get().saturating_sub(1)));
+        }
+    }
+    STABLE_SCOPE.with(|depth| depth.set(depth.get() + 1));
+    let _scope = Scope;
+    open()
+}
+
+/// SQLite's default page-cache methods, which serve every cache that is not the engine's.
+struct DefaultMethods(ffi::sqlite3_pcache_methods2);
+
+// SAFETY: the methods are plain function pointers and SQLite's `pArg` for them, which SQLite
+// itself shares between threads; they are written once, before SQLite initializes.
+unsafe impl Send for DefaultMethods {}
+// SAFETY: as above; the value is never changed after it is set.
+unsafe impl Sync for DefaultMethods {}
+
+static DEFAULT_METHODS: OnceLock<DefaultMethods> = OnceLock::new();
+
+/// Whether [`install`] succeeded (decided once per process).
+static INSTALLED: OnceLock<bool> = OnceLock::new();
+
+/// Makes this module SQLite's page cache, if SQLite has not initialized yet; returns whether
+/// it is. Idempotent. Every store of this crate calls it before it opens a connection. When
+/// something else initialized SQLite first, the engine runs on SQLite's default cache: the
+/// same results, at the cost the module documentation describes.
+pub fn install() -> bool {
+    *INSTALLED.get_or_init(|| {
+        let mut defaults = MaybeUninit::<ffi::sqlite3_pcache_methods2>::zeroed();
+        // SAFETY: SQLITE_CONFIG_GETPCACHE2 writes one `sqlite3_pcache_methods2`; it fails
+        // with SQLITE_MISUSE, writing nothing, once SQLite has initialized.
+        let code =
+            unsafe { ffi::sqlite3_config(ffi::SQLITE_CONFIG_GETPCACHE2, defaults.as_mut_ptr()) };
+        if code != ffi::SQLITE_OK {
+            return false;
+        }
+        // SAFETY: written by SQLite above (and zeroed before, so valid in any case).
+        let defaults = unsafe { defaults.assume_init() };
+        if defaults.xFetch.is_none() || DEFAULT_METHODS.set(DefaultMethods(defaults)).is_err() {
+            return false;
+        }
+        let methods = ffi::sqlite3_pcache_methods2 {
+            iVersion: 1,
+            pArg: ptr::null_mut(),
+            xInit: Some(x_init),
+            xShutdown: Some(x_shutdown),
+            xCreate: Some(x_create),
+            xCachesize: Some(x_cachesize),
+            xPagecount: Some(x_pagecount),
+            xFetch: Some(x_fetch),
+            xUnpin: Some(x_unpin),
+            xRekey: Some(x_rekey),
+            xTruncate: Some(x_truncate),
+            xDestroy: Some(x_destroy),
+            xShrink: Some(x_shrink),
+        };
+        // SAFETY: SQLite copies the struct; every method is defined below.
+        let code = unsafe {
+            ffi::sqlite3_config(
+                ffi::SQLITE_CONFIG_PCACHE2,
+                &methods as *const ffi::sqlite3_pcache_methods2,
+            )
+        };
+        code == ffi::SQLITE_OK
+    })
+}
+
+fn defaults() -> &'static ffi::sqlite3_pcache_methods2 {
+    // Set before SQLite could call any method of this module (see `install`).
+    &DEFAULT_METHODS
+        .get()
+        .expect("page-cache methods are installed only after the defaults are saved")
+        .0
+}
+
+/// What SQLite holds as a `sqlite3_pcache*`: one of ours, or one of SQLite's own.
+enum Cache {
+    Stable(StableCache),
+    Default(NonNull<ffi::sqlite3_pcache>),
+}
+
+/// Bookkeeping of one cached page, right after its SQLite header (`pExtra`) so that the
+/// flag a fetch sets dirties the heap page SQLite's own `nRef++` dirties anyway.
+#[repr(C)]
+struct Slot {
+    /// What SQLite sees: the page buffer and the header. First, so a `*mut Slot` is the
+    /// `*mut sqlite3_pcache_page` SQLite is given.
+    page: ffi::sqlite3_pcache_page,
+    key: u32,
+    pinned: bool,
+}
+
+/// One of this module's caches (see the [module](self) documentation).
+struct StableCache {
+    page_size: usize,
+    /// SQLite's per-page header size, rounded up to 8.
+    extra_size: usize,
+    /// Bytes from one header to the next: header, then its [`Slot`].
+    stride: usize,
+    purgeable: bool,
+    /// `PRAGMA cache_size`, in pages.
+    max_pages: usize,
+    /// Page number → its slot, null where the page is not cached, for page numbers below
+    /// its length ...
+    by_key: Vec<*mut Slot>,
+    /// ... and the pages numbered beyond it (see [`DENSE_SLACK`]); almost always empty.
+    far: Vec<(u32, *mut Slot)>,
+    pages: usize,
+    /// Slots whose page was dropped, and unused ones of the newest slabs.
+    free: Vec<*mut Slot>,
+    /// Every allocation, freed with the cache.
+    slabs: Vec<(NonNull<u8>, Layout)>,
+    /// The next unused header of the newest header slab, and how many are left in it.
+    next_header: *mut u8,
+    headers_left: usize,
+    /// Where the next eviction search starts.
+    hand: usize,
+}
+
+impl StableCache {
+    fn new(page_size: usize, extra_size: usize, purgeable: bool) -> Self {
+        let extra_size = extra_size.next_multiple_of(8);
+        let stride = (extra_size + mem::size_of::<Slot>()).next_multiple_of(8);
+        Self {
+            page_size,
+            extra_size,
+            stride,
+            purgeable,
+            max_pages: usize::MAX,
+            by_key: Vec::new(),
+            far: Vec::new(),
+            pages: 0,
+            free: Vec::new(),
+            slabs: Vec::new(),
+            next_header: ptr::null_mut(),
+            headers_left: 0,
+            hand: 0,
+        }
+    }
+
+    fn lookup(&self, key: u32) -> Option<NonNull<Slot>> {
+        match self.by_key.get(key as usize) {
+            Some(&slot) => NonNull::new(slot),
+            None => self
+                .far
+                .iter()
+                .find(|(far_key, _)| *far_key == key)
+                .and_then(|&(_, slot)| NonNull::new(slot)),
+        }
+    }
+
+    /// Files `slot` under page number `key` (which has no page).
+    fn set(&mut self, key: u32, slot: *mut Slot) {
+        let index = key as usize;
+        if index >= self.by_key.len() && index < self.by_key.len() + DENSE_SLACK {
+            self.by_key.resize(index + 1, ptr::null_mut());
+            // Keep every page numbered below the index's length in the index.
+            let len = self.by_key.len();
+            let (moved, far): (Vec<_>, Vec<_>) = self
+                .far
+                .drain(..)
+                .partition(|&(key, _)| (key as usize) < len);
+            self.far = far;
+            for (key, slot) in moved {
+                self.by_key[key as usize] = slot;
+            }
+        }
+        match self.by_key.get_mut(index) {
+            Some(entry) => *entry = slot,
+            None => self.far.push((key, slot)),
+        }
+    }
+
+    /// Forgets page number `key` if `slot` holds it; says whether it did.
+    fn unset(&mut self, key: u32, slot: *mut Slot) -> bool {
+        match self.by_key.get_mut(key as usize) {
+            Some(entry) if *entry == slot => {
+                *entry = ptr::null_mut();
+                true
+            }
+            Some(_) => false,
+            None => {
+                let before = self.far.len();
+                self.far
+                    .retain(|&(far_key, far_slot)| far_key != key || far_slot != slot);
+                self.far.len() < before
+            }
+        }
+    }
+
+    /// SQLite's `xFetch`: the cached page `key`, or a new one when `create` allows.
+    fn fetch(&mut self, key: u32, create: c_int) -> *mut ffi::sqlite3_pcache_page {
+        if let Some(slot) = self.lookup(key) {
+            let slot = slot.as_ptr();
+            // SAFETY: every non-null entry of `by_key` is a live slot of this cache.
+            unsafe {
+                if !(*slot).pinned {
+                    (*slot).pinned = true;
+                }
+            }
+            return slot.cast();
+        }
+        if create == 0 || key == 0 {
+            return ptr::null_mut();
+        }
+        if self.purgeable && self.pages >= self.max_pages && !self.evict_one() && create == 1 {
+            // "Only if it is easy": SQLite will spill or retry with create = 2.
+            return ptr::null_mut();
+        }
+        let Some(slot) = self.take_free_slot() else {
+            return ptr::null_mut();
+        };
+        self.set(key, slot);
+        self.pages += 1;
+        update_stats(|stats| stats.pages += 1);
+        // SAFETY: `slot` is a slot of this cache, not in use; SQLite needs the first 8 bytes
+        // of a new page's header zero (that is how it tells a new page from a cached one).
+        unsafe {
+            (*slot).key = key;
+            (*slot).pinned = true;
+            ptr::write_bytes((*slot).page.pExtra.cast::<u8>(), 0, 8.min(self.extra_size));
+        }
+        slot.cast()
+    }
+
+    /// Drops one unpinned page, if there is one.
+    fn evict_one(&mut self) -> bool {
+        let len = self.by_key.len();
+        for step in 0..len {
+            let key = (self.hand + step) % len;
+            if let Some(slot) = NonNull::new(self.by_key[key]) {
+                // SAFETY: a live slot of this cache.
+                if !unsafe { slot.as_ref() }.pinned {
+                    self.hand = key + 1;
+                    self.remove(slot.as_ptr());
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Takes a slot from the free list, allocating a slab of them when it is empty.
+    fn take_free_slot(&mut self) -> Option<*mut Slot> {
+        if self.free.is_empty() {
+            self.allocate_slab()?;
+        }
+        self.free.pop()
+    }
+
+    /// Allocates a slab of page buffers ([`BUFFER_SLAB_BYTES`], [`SLAB_ALIGN`]-aligned) with a
+    /// header each and puts their slots on the free list, lowest address last so it is used
+    /// first.
+    fn allocate_slab(&mut self) -> Option<()> {
+        let pages = (BUFFER_SLAB_BYTES / self.page_size).max(1);
+        if self.headers_left < pages {
+            let headers = Layout::from_size_align(self.stride * HEADERS_PER_SLAB, 8).ok()?;
+            // SAFETY: the layout has a non-zero size.
+            let base = NonNull::new(unsafe { alloc::alloc(headers) })?;
+            self.slabs.push((base, headers));
+            self.next_header = base.as_ptr();
+            self.headers_left = HEADERS_PER_SLAB;
+        }
+        // Page sizes are powers of two up to 64 KiB, so the aligned start also aligns pages.
+        let buffers = Layout::from_size_align(self.page_size * pages + SLAB_ALIGN, 8).ok()?;
+        // SAFETY: the layout has a non-zero size.
+        let slab = NonNull::new(unsafe { alloc::alloc(buffers) })?;
+        self.slabs.push((slab, buffers));
+        let skip = slab.as_ptr().align_offset(SLAB_ALIGN).min(SLAB_ALIGN);
+        // SAFETY: `skip` ≤ SLAB_ALIGN, so the pages fit in the slab after it.
+        let buffer_base = unsafe { slab.as_ptr().add(skip) };
+        let header_base = self.next_header;
+        // SAFETY: at least `pages` headers are left in the header slab.
+        self.next_header = unsafe { header_base.add(pages * self.stride) };
+        self.headers_left -= pages;
+        for index in (0..pages).rev() {
+            // SAFETY: both offsets are inside the slabs allocated for them, the slot is 8-byte
+            // aligned (stride and extra size are multiples of 8).
+            unsafe {
+                let extra = header_base.add(index * self.stride);
+                let slot = extra.add(self.extra_size).cast::<Slot>();
+                slot.write(Slot {
+                    page: ffi::sqlite3_pcache_page {
+                        pBuf: buffer_base.add(index * self.page_size).cast(),
+                        pExtra: extra.cast(),
+                    },
+                    key: 0,
+                    pinned: false,
+                });
+                self.free.push(slot);
+            }
+        }
+        Some(())
+    }
+
+    /// Drops a cached page: its number is forgotten and its slot reused.
+    fn remove(&mut self, slot: *mut Slot) {
+        // SAFETY: callers pass live slots of this cache.
+        let key = unsafe { (*slot).key };
+        if self.unset(key, slot) {
+            self.pages -= 1;
+            update_stats(|stats| stats.pages -= 1);
+            self.free.push(slot);
+        }
+    }
+
+    /// SQLite's `xUnpin`: a page over the limit (a write transaction's dirty pages stay
+    /// pinned however many there are) is dropped rather than kept.
+    fn unpin(&mut self, slot: *mut Slot, discard: bool) {
+        if discard || (self.purgeable && self.pages > self.max_pages) {
+            self.remove(slot);
+        } else {
+            // SAFETY: SQLite unpins pages this cache gave it.
+            unsafe { (*slot).pinned = false };
+        }
+    }
+
+    fn rekey(&mut self, slot: *mut Slot, old_key: u32, new_key: u32) {
+        if let Some(other) = self.lookup(new_key) {
+            self.remove(other.as_ptr());
+        }
+        self.unset(old_key, slot);
+        self.set(new_key, slot);
+        // SAFETY: SQLite rekeys pages this cache gave it.
+        unsafe { (*slot).key = new_key };
+    }
+
+    /// Drops every page numbered `limit` or above.
+    fn truncate(&mut self, limit: u32) {
+        let limit = limit as usize;
+        for key in limit..self.by_key.len() {
+            if let Some(slot) = NonNull::new(self.by_key[key]) {
+                self.remove(slot.as_ptr());
+            }
+        }
+        self.by_key.truncate(limit.max(1));
+        let beyond: Vec<*mut Slot> = self
+            .far
+            .iter()
+            .filter(|&&(key, _)| key as usize >= limit)
+            .map(|&(_, slot)| slot)
+            .collect();
+        for slot in beyond {
+            self.remove(slot);
+        }
+    }
+}
+
+impl Drop for StableCache {
+    fn drop(&mut self) {
+        update_stats(|stats| {
+            stats.caches -= 1;
+            stats.pages -= self.pages;
+        });
+        for (base, layout) in self.slabs.drain(..) {
+            // SAFETY: allocated by `allocate_slab` with this layout, freed once.
+            unsafe { alloc::dealloc(base.as_ptr(), layout) };
+        }
+    }
+}
+
+/// The cache behind SQLite's handle.
+///
+/// # Safety
+/// `cache` is a handle `x_create` returned and `x_destroy` has not freed.
+unsafe fn cache<'a>(cache: *mut ffi::sqlite3_pcache) -> &'a mut Cache {
+    &mut *cache.cast::<Cache>()
+}
+
+unsafe extern "C" fn x_init(_arg: *mut c_void) -> c_int {
+    match defaults().xInit {
+        Some(init) => init(defaults().pArg),
+        None => ffi::SQLITE_OK,
+    }
+}
+
+unsafe extern "C" fn x_shutdown(_arg: *mut c_void) {
+    if let Some(shutdown) = defaults().xShutdown {
+        shutdown(defaults().pArg);
+    }
+}
+
+unsafe extern "C" fn x_create(
+    page_size: c_int,
+    extra_size: c_int,
+    purgeable: c_int,
+) -> *mut ffi::sqlite3_pcache {
+    let stable = STABLE_SCOPE.with(Cell::get) > 0;
+    let (Ok(page_size_bytes), Ok(extra_bytes)) =
+        (usize::try_from(page_size), usize::try_from(extra_size))
+    else {
+        return ptr::null_mut();
+    };
+    let cache = if stable && page_size_bytes.is_power_of_two() {
+        update_stats(|stats| stats.caches += 1);
+        Cache::Stable(StableCache::new(
+            page_size_bytes,
+            extra_bytes,
+            purgeable != 0,
+        ))
+    } else {
+        let Some(create) = defaults().xCreate else {
+            return ptr::null_mut();
+        };
+        match NonNull::new(create(page_size, extra_size, purgeable)) {
+            Some(inner) => Cache::Default(inner),
+            None => return ptr::null_mut(),
+        }
+    };
+    Box::into_raw(Box::new(cache)).cast()
+}
+
+unsafe extern "C" fn x_cachesize(handle: *mut ffi::sqlite3_pcache, pages: c_int) {
+    match cache(handle) {
+        Cache::Stable(cache) => cache.max_pages = usize::try_from(pages).unwrap_or(0).max(1),
+        Cache::Default(inner) => {
+            if let Some(cachesize) = defaults().xCachesize {
+                cachesize(inner.as_ptr(), pages);
+            }
+        }
+    }
+}
+
+unsafe extern "C" fn x_pagecount(handle: *mut ffi::sqlite3_pcache) -> c_int {
+    match cache(handle) {
+        Cache::Stable(cache) => c_int::try_from(cache.pages).unwrap_or(c_int::MAX),
+        Cache::Default(inner) => match defaults().xPagecount {
+            Some(pagecount) => pagecount(inner.as_ptr()),
+            None => 0,
+        },
+    }
+}
+
+unsafe extern "C" fn x_fetch(
+    handle: *mut ffi::sqlite3_pcache,
+    key: c_uint,
+    create: c_int,
+) -> *mut ffi::sqlite3_pcache_page {
+    match cache(handle) {
+        Cache::Stable(cache) => cache.fetch(key, create),
+        Cache::Default(inner) => match defaults().xFetch {
+            Some(fetch) => fetch(inner.as_ptr(), key, create),
+            None => ptr::null_mut(),
+        },
+    }
+}
+
+unsafe extern "C" fn x_unpin(
+    handle: *mut ffi::sqlite3_pcache,
+    page: *mut ffi::sqlite3_pcache_page,
+    discard: c_int,
+) {
+    match cache(handle) {
+        Cache::Stable(cache) => cache.unpin(page.cast(), discard != 0),
+        Cache::Default(inner) => {
+            if let Some(unpin) = defaults().xUnpin {
+                unpin(inner.as_ptr(), page, discard);
+            }
+        }
+    }
+}
+
+unsafe extern "C" fn x_rekey(
+    handle: *mut ffi::sqlite3_pcache,
+    page: *mut ffi::sqlite3_pcache_page,
+    old_key: c_uint,
+    new_key: c_uint,
+) {
+    match cache(handle) {
+        Cache::Stable(cache) => cache.rekey(page.cast(), old_key, new_key),
+        Cache::Default(inner) => {
+            if let Some(rekey) = defaults().xRekey {
+                rekey(inner.as_ptr(), page, old_key, new_key);
+            }
+        }
+    }
+}
+
+unsafe extern "C" fn x_truncate(handle: *mut ffi::sqlite3_pcache, limit: c_uint) {
+    match cache(handle) {
+        Cache::Stable(cache) => cache.truncate(limit),
+        Cache::Default(inner) => {
+            if let Some(truncate) = defaults().xTruncate {
+                truncate(inner.as_ptr(), limit);
+            }
+        }
+    }
+}
+
+unsafe extern "C" fn x_destroy(handle: *mut ffi::sqlite3_pcache) {
+    let cache = Box::from_raw(handle.cast::<Cache>());
+    if let Cache::Default(inner) = *cache {
+        if let Some(destroy) = defaults().xDestroy {
+            destroy(inner.as_ptr());
+        }
+    }
+}
+
+unsafe extern "C" fn x_shrink(handle: *mut ffi::sqlite3_pcache) {
+    // This module's caches keep their slabs: the hint is for SQLite's own.
+    if let Cache::Default(inner) = cache(handle) {
+        if let Some(shrink) = defaults().xShrink {
+            shrink(inner.as_ptr());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: usize = 4_096;
+    /// The pending-byte page with 4 KiB pages, where SQLite parks pages it renumbers.
+    const PENDING_BYTE_PAGE: u32 = 0x4000_0000 / 4_096 + 1;
+
+    fn cache() -> StableCache {
+        update_stats(|stats| stats.caches += 1);
+        StableCache::new(PAGE, 60, true)
+    }
+
+    fn fetch(cache: &mut StableCache, key: u32, create: c_int) -> *mut Slot {
+        cache.fetch(key, create).cast()
+    }
+
+    #[test]
+    fn a_page_is_created_once_and_found_again_with_a_zeroed_header() {
+        let mut cache = cache();
+        assert!(fetch(&mut cache, 5, 0).is_null(), "lookups do not create");
+        let page = fetch(&mut cache, 5, 2);
+        assert!(!page.is_null());
+        // SAFETY: a live slot of `cache`.
+        let (buffer, extra) = unsafe { ((*page).page.pBuf, (*page).page.pExtra) };
+        assert_eq!(buffer as usize % PAGE, 0, "page buffers are page-aligned");
+        assert_eq!(extra as usize % 8, 0);
+        // SAFETY: the header has at least 8 bytes.
+        assert_eq!(unsafe { *extra.cast::<u64>() }, 0);
+        assert_eq!(fetch(&mut cache, 5, 0), page);
+        assert_eq!(fetch(&mut cache, 5, 2), page);
+        assert_eq!(cache.pages, 1);
+    }
+
+    #[test]
+    fn renumbering_through_the_pending_byte_page_keeps_the_index_small() {
+        let mut cache = cache();
+        let a = fetch(&mut cache, 10, 2);
+        let b = fetch(&mut cache, 11, 2);
+        // balance_nonroot's swap: a → temporary, b → 10, a → 11.
+        cache.rekey(a, 10, PENDING_BYTE_PAGE);
+        assert!(
+            cache.by_key.len() < 100,
+            "index of {} entries",
+            cache.by_key.len()
+        );
+        assert_eq!(
+            cache.lookup(PENDING_BYTE_PAGE).map(NonNull::as_ptr),
+            Some(a)
+        );
+        cache.rekey(b, 11, 10);
+        cache.rekey(a, PENDING_BYTE_PAGE, 11);
+        assert_eq!(fetch(&mut cache, 10, 0), b);
+        assert_eq!(fetch(&mut cache, 11, 0), a);
+        assert!(cache.lookup(PENDING_BYTE_PAGE).is_none());
+        assert!(cache.far.is_empty());
+        assert_eq!(cache.pages, 2);
+    }
+
+    #[test]
+    fn a_far_page_joins_the_index_when_it_grows_past_it() {
+        let mut cache = cache();
+        let far = fetch(&mut cache, 5_000, 2);
+        assert_eq!(cache.far.len(), 1);
+        for key in 1..=5_100 {
+            if key != 5_000 {
+                fetch(&mut cache, key, 2);
+            }
+        }
+        assert!(cache.far.is_empty());
+        assert_eq!(fetch(&mut cache, 5_000, 0), far);
+        assert_eq!(cache.pages, 5_100);
+    }
+
+    #[test]
+    fn truncation_drops_every_page_from_the_limit_on_and_reuses_their_slots() {
+        let mut cache = cache();
+        for key in 1..=40 {
+            fetch(&mut cache, key, 2);
+        }
+        fetch(&mut cache, PENDING_BYTE_PAGE, 2);
+        cache.truncate(31);
+        assert_eq!(cache.pages, 30);
+        assert!((31..=40).all(|key| fetch(&mut cache, key, 0).is_null()));
+        assert!(cache.lookup(PENDING_BYTE_PAGE).is_none());
+        assert!(!fetch(&mut cache, 30, 0).is_null());
+        // The dropped pages' slots come back before a new slab is allocated.
+        let slabs = cache.slabs.len();
+        for key in 31..=41 {
+            fetch(&mut cache, key, 2);
+        }
+        assert_eq!(cache.slabs.len(), slabs);
+    }
+
+    #[test]
+    fn a_full_cache_replaces_unpinned_pages_and_never_pinned_ones() {
+        let mut cache = cache();
+        cache.max_pages = 3;
+        let pinned = fetch(&mut cache, 1, 2);
+        for key in 2..=50 {
+            let page = fetch(&mut cache, key, 2);
+            cache.unpin(page, false);
+        }
+        assert!(cache.pages <= 3, "{} pages", cache.pages);
+        assert_eq!(fetch(&mut cache, 1, 0), pinned);
+        // Everything pinned: "if it is easy" fails, "even if it is hard" goes over the size.
+        let mut cache = self::cache();
+        cache.max_pages = 2;
+        fetch(&mut cache, 1, 2);
+        fetch(&mut cache, 2, 2);
+        assert!(fetch(&mut cache, 3, 1).is_null());
+        assert!(!fetch(&mut cache, 3, 2).is_null());
+        assert_eq!(cache.pages, 3);
+        // Unpinned while over the size: dropped at once.
+        let page = fetch(&mut cache, 3, 0);
+        cache.unpin(page, false);
+        assert!(fetch(&mut cache, 3, 0).is_null());
+    }
+}
