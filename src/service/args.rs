@@ -54,11 +54,34 @@ pub fn read<A: Args>(message: &[u8]) -> Option<A> {
     values.rest.is_empty().then_some(args)
 }
 
-/// Decodes the arguments of the current call for ic-cdk's `decode_with`, trapping on a
-/// message that does not decode (as ic-cdk's generated decoding does).
+/// Longest argument message read onto the stack rather than into a heap allocation: every
+/// one-row call's arguments fit.
 #[cfg(feature = "canister")]
-pub fn decode_or_trap<A: Args>(message: Vec<u8>) -> A {
-    match decode(&message) {
+const STACK_ARGUMENT_BYTES: usize = 512;
+
+/// Reads and decodes the arguments of the current call, trapping on a message that does not
+/// decode (as ic-cdk's generated decoding does). A message of up to
+/// [`STACK_ARGUMENT_BYTES`] is read into a buffer on the stack: ic-cdk's `msg_arg_data`
+/// allocates one on the heap, which in an update costs an allocation, a free and a dirtied
+/// heap page (docs/metering.md §6).
+#[cfg(feature = "canister")]
+pub fn call_args_or_trap<A: Args>() -> A {
+    let len = ic0::msg_arg_data_size();
+    // Not zeroed: the system API fills the part that is read.
+    let mut stack = [std::mem::MaybeUninit::<u8>::uninit(); STACK_ARGUMENT_BYTES];
+    let heap;
+    let message: &[u8] = match stack.get_mut(..len) {
+        Some(buffer) => {
+            ic0::msg_arg_data_copy_uninit(buffer, 0);
+            // SAFETY: msg_arg_data_copy_uninit initialized all of `buffer` (or trapped).
+            unsafe { &*(buffer as *const [std::mem::MaybeUninit<u8>] as *const [u8]) }
+        }
+        None => {
+            heap = ic_cdk::api::msg_arg_data();
+            &heap
+        }
+    };
+    match decode(message) {
         Ok(args) => args,
         Err(error) => ic_cdk::trap(format!("decoding the arguments: {error}")),
     }

@@ -35,8 +35,17 @@ pub struct IcEnv;
 
 #[cfg(feature = "canister")]
 impl CallEnv for IcEnv {
+    /// The caller, read into a buffer on the stack: ic-cdk's `msg_caller` allocates one on
+    /// the heap, which in an update costs an allocation and a free, and a dirtied heap page
+    /// (docs/metering.md §6).
     fn caller(&self) -> Principal {
-        ic_cdk::api::msg_caller()
+        let mut bytes = [0_u8; Principal::MAX_LENGTH_IN_BYTES];
+        let len = ic0::msg_caller_size();
+        let Some(caller) = bytes.get_mut(..len) else {
+            ic_cdk::trap("the caller's principal is longer than a principal can be")
+        };
+        ic0::msg_caller_copy(caller, 0);
+        Principal::from_slice(caller)
     }
 
     fn is_controller(&self, principal: &Principal) -> bool {
@@ -73,7 +82,7 @@ impl CallEnv for IcEnv {
 /// encoded, as ic-cdk's reply does.
 #[cfg(feature = "canister")]
 pub fn reply<T: candid::CandidType + 'static>(value: T) -> std::marker::PhantomData<T> {
-    send(super::reply::encode(&value))
+    send(|message| super::reply::encode_into(&value, message))
 }
 
 /// Replies `result` to the current call, encoded by [`super::reply::encode_result`] (an `Ok`
@@ -83,15 +92,34 @@ pub fn reply<T: candid::CandidType + 'static>(value: T) -> std::marker::PhantomD
 pub fn reply_result<T: candid::CandidType + 'static>(
     result: Result<T, crate::StoreError>,
 ) -> std::marker::PhantomData<Result<T, crate::StoreError>> {
-    send(super::reply::encode_result(&result))
+    send(|message| super::reply::encode_result_into(&result, message))
 }
 
-/// Sends an encoded reply, or traps with the encoder's error.
 #[cfg(feature = "canister")]
-fn send<T>(encoded: Result<Vec<u8>, candid::Error>) -> std::marker::PhantomData<T> {
-    match encoded {
-        Ok(bytes) => ic_cdk::api::msg_reply(bytes),
-        Err(error) => ic_cdk::trap(format!("encoding the reply: {error}")),
-    }
+thread_local! {
+    /// The buffer every reply is encoded into: kept, so that a reply allocates nothing once
+    /// the buffer has grown to the largest reply so far.
+    static REPLY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A larger reply buffer (a long page of users) is freed after the reply, not kept.
+#[cfg(feature = "canister")]
+const MAX_KEPT_REPLY_BYTES: usize = 64 * 1024;
+
+/// Sends the reply `encode` writes, or traps with the encoder's error.
+#[cfg(feature = "canister")]
+fn send<T>(
+    encode: impl FnOnce(&mut Vec<u8>) -> Result<(), candid::Error>,
+) -> std::marker::PhantomData<T> {
+    REPLY.with(|message| {
+        let mut message = message.borrow_mut();
+        match encode(&mut message) {
+            Ok(()) => ic_cdk::api::msg_reply(message.as_slice()),
+            Err(error) => ic_cdk::trap(format!("encoding the reply: {error}")),
+        }
+        if message.capacity() > MAX_KEPT_REPLY_BYTES {
+            *message = Vec::new();
+        }
+    });
     std::marker::PhantomData
 }

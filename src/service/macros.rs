@@ -9,10 +9,8 @@
 /// [`reply_result`](crate::service::env::reply_result) (an `Ok` typed as the value it carries,
 /// a subtype of the declared result, with the type table built once per type) or, for
 /// `config`, [`reply`](crate::service::env::reply) (the same Candid as ic-cdk's own reply),
-/// which is why the methods are `manual_reply` and return `PhantomData` of their Candid
-/// result type. Their arguments are decoded by
-/// [`args::decode_or_trap`](crate::service::args::decode_or_trap): directly when they come in
-/// `candid`'s own encoding, by `candid` otherwise.
+/// which is why the methods return `PhantomData` of their Candid result type. Their entry
+/// points and argument decoding are [`__userstore_method!`](crate::__userstore_method)'s.
 ///
 /// The canister crate must depend on `ic-cdk` and on this crate under the name `userstore`
 /// with the `canister` feature (Candid export reads the paths in the signatures, so they are
@@ -140,51 +138,96 @@ macro_rules! export_user_table_api {
             }
         }
 
-        /// The number of users.
-        #[::ic_cdk::query(manual_reply = true)]
-        fn count_users() -> ::std::marker::PhantomData<Result<u64, ::userstore::StoreError>> {
-            let result = __userstore_state(|state| ::userstore::service::api::count_users(state));
-            ::userstore::service::env::reply_result(result)
+        $crate::__userstore_method! {
+            /// The number of users.
+            query count_users() -> Result<u64, ::userstore::StoreError> {
+                let result = __userstore_state(|state| ::userstore::service::api::count_users(state));
+                ::userstore::service::env::reply_result(result)
+            }
         }
 
-        /// The engine, its configuration, the writers and the limits.
-        #[::ic_cdk::query(manual_reply = true)]
-        fn config() -> ::std::marker::PhantomData<::userstore::service::CanisterConfig> {
-            let result = __userstore_state(|state| ::userstore::service::api::config(state));
-            ::userstore::service::env::reply(result)
+        $crate::__userstore_method! {
+            /// The engine, its configuration, the writers and the limits.
+            query config() -> ::userstore::service::CanisterConfig {
+                let result = __userstore_state(|state| ::userstore::service::api::config(state));
+                ::userstore::service::env::reply(result)
+            }
         }
 
-        /// Rows, stable memory pages and heap pages.
-        #[::ic_cdk::query(manual_reply = true)]
-        fn stats() -> ::std::marker::PhantomData<Result<::userstore::service::Stats, ::userstore::StoreError>> {
-            let env = ::userstore::service::env::IcEnv;
-            let result = __userstore_state(|state| ::userstore::service::api::stats(state, &env));
-            ::userstore::service::env::reply_result(result)
+        $crate::__userstore_method! {
+            /// Rows, stable memory pages and heap pages.
+            query stats() -> Result<::userstore::service::Stats, ::userstore::StoreError> {
+                let env = ::userstore::service::env::IcEnv;
+                let result = __userstore_state(|state| ::userstore::service::api::stats(state, &env));
+                ::userstore::service::env::reply_result(result)
+            }
         }
     };
 }
 
-/// One method of [`export_user_table_api!`](crate::export_user_table_api) with arguments: the
-/// `#[update]` or `#[query]` method, whose arguments
-/// [`args::decode_or_trap`](crate::service::args::decode_or_trap) decodes, and its Candid
-/// signature for `export_candid!`. ic-cdk would describe a method with `decode_with` as taking
-/// a `blob`, so the method is `hidden` there and declared here, with its documentation, from
-/// the same signature.
+/// One method of [`export_user_table_api!`](crate::export_user_table_api): the function, the
+/// canister entry point that calls it, and its Candid signature for `export_candid!`.
+///
+/// The entry point is exported here (`canister_update <name>` or `canister_query <name>`)
+/// rather than by ic-cdk's `#[update]`/`#[query]`, which would read the arguments into a heap
+/// allocation and wrap the call in ic-cdk's task executor (a method context allocated, its
+/// tasks polled and cancelled): together about 1,000 instructions and, in an update, a
+/// dirtied heap page (docs/metering.md §6), for methods that never await. The arguments
+/// are read and decoded by [`args::call_args_or_trap`](crate::service::args::call_args_or_trap):
+/// from a stack buffer, directly when they come in `candid`'s own encoding, by `candid`
+/// otherwise. Panics still trap with their message: ic-cdk's `init` and `post_upgrade`, which
+/// run first in every Wasm instance, install its panic hook.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __userstore_method {
     (
         $(#[$doc:meta])*
-        $kind:ident $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block
+        $kind:ident $name:ident() -> $ret:ty $body:block
+    ) => {
+        $crate::__userstore_method! {
+            @define $(#[$doc])* $kind $name() -> $ret $body { $name() }
+        }
+    };
+    (
+        $(#[$doc:meta])*
+        $kind:ident $name:ident($arg:ident: $ty:ty) -> $ret:ty $body:block
+    ) => {
+        $crate::__userstore_method! {
+            @define $(#[$doc])* $kind $name($arg: $ty) -> $ret $body {
+                $name(::userstore::service::args::call_args_or_trap::<$ty>())
+            }
+        }
+    };
+    (
+        $(#[$doc:meta])*
+        $kind:ident $name:ident($($arg:ident: $ty:ty),+) -> $ret:ty $body:block
+    ) => {
+        $crate::__userstore_method! {
+            @define $(#[$doc])* $kind $name($($arg: $ty),+) -> $ret $body {{
+                let ($($arg,)+) = ::userstore::service::args::call_args_or_trap::<($($ty,)+)>();
+                $name($($arg),+)
+            }}
+        }
+    };
+    (
+        @define $(#[$doc:meta])*
+        $kind:ident $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block $call:block
     ) => {
         $(#[$doc])*
-        #[::ic_cdk::$kind(
-            manual_reply = true,
-            decode_with = "::userstore::service::args::decode_or_trap",
-            hidden = true
-        )]
         fn $name($($arg: $ty),*) -> ::std::marker::PhantomData<$ret> $body
 
+        const _: () = {
+            #[cfg_attr(
+                target_family = "wasm",
+                export_name = concat!("canister_", stringify!($kind), " ", stringify!($name))
+            )]
+            #[allow(dead_code)]
+            fn entry_point() {
+                $call;
+            }
+        };
+
+        // Apart, so that the function `$call` names is the one above, not this one.
         const _: () = {
             $(#[$doc])*
             #[::candid::candid_method($kind)]

@@ -19,12 +19,17 @@
 //! `Err` case. Candid's subtyping (a variant with fewer cases is a subtype of one with more)
 //! makes that a value of the declared type for every conforming decoder: the `candid` crate,
 //! the JavaScript agent, Motoko. An `Err` is replied with the whole declared type.
+//!
+//! The values of the replies a store sends most (`Ok` of a user, a page of users, a count or
+//! nothing) are written by hand ([`append_ok_value`]) into one buffer of the final size:
+//! `candid`'s value serializer dispatches per field and grows its buffer by reallocation,
+//! about 2,500 instructions of a `get_user` reply. The bytes are the same; the tests compare.
 
 use super::Stats;
 use crate::{StoreError, User};
 use candid::ser::ValueSerializer;
 use candid::CandidType;
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -50,19 +55,127 @@ struct OkOnlyKey<T>(std::marker::PhantomData<T>);
 pub fn encode_result<T: CandidType + 'static>(
     result: &Result<T, StoreError>,
 ) -> Result<Vec<u8>, candid::Error> {
+    let mut message = Vec::new();
+    encode_result_into(result, &mut message)?;
+    Ok(message)
+}
+
+/// [`encode_result`] into `message` (cleared first), so that a caller can keep one buffer
+/// for every reply instead of allocating and freeing one per message.
+pub fn encode_result_into<T: CandidType + 'static>(
+    result: &Result<T, StoreError>,
+    message: &mut Vec<u8>,
+) -> Result<(), candid::Error> {
+    message.clear();
     match result {
-        Ok(value) => encode_keyed(TypeId::of::<OkOnlyKey<T>>(), &OkOnly::Ok(value)),
-        Err(_) => encode(result),
+        Ok(value) => {
+            if append_ok_value(value, message) {
+                Ok(())
+            } else {
+                encode_keyed(TypeId::of::<OkOnlyKey<T>>(), &OkOnly::Ok(value), message)
+            }
+        }
+        Err(_) => encode_into(result, message),
     }
+}
+
+/// `DIDL`, the type table and the argument type of `variant { Ok : User }`: the table holds
+/// the variant (`6b`, one case, `Ok`'s hash 17,724, type 1) and the record (`6c`, two
+/// fields: `id`'s hash 23,515 `nat64` (`78`) and `username`'s 552,306,198 `text` (`71`)), then
+/// one argument of type 0. The tests compare it with `candid`'s encoding.
+const OK_USER_PREFIX: &[u8] =
+    b"DIDL\x02\x6b\x01\xbc\x8a\x01\x01\x6c\x02\xdb\xb7\x01\x78\x96\x8c\xae\x87\x02\x71\x01\x00";
+/// The same for `variant { Ok : vec User }` (`6d`: a vector of type 2).
+const OK_USERS_PREFIX: &[u8] = b"DIDL\x03\x6b\x01\xbc\x8a\x01\x01\x6d\x02\x6c\x02\xdb\xb7\x01\x78\x96\x8c\xae\x87\x02\x71\x01\x00";
+/// The same for `variant { Ok : nat64 }`.
+const OK_NAT64_PREFIX: &[u8] = b"DIDL\x01\x6b\x01\xbc\x8a\x01\x78\x01\x00";
+/// The same for `variant { Ok : null }` (`7f`), what `Ok(())` is in Candid.
+const OK_NULL_PREFIX: &[u8] = b"DIDL\x01\x6b\x01\xbc\x8a\x01\x7f\x01\x00";
+
+/// Appends the message `variant { Ok : T }` with the value `Ok(value)` to `message` and
+/// returns true, for a user, a page of users, a `u64` and `()`, whose type tables are
+/// constants; returns false, appending nothing, for other types (the kept prefixes and
+/// candid's serializer do them).
+///
+/// Candid's value encoding (the specification's `M`): a variant is the LEB128 index of its
+/// case (`Ok` is 0), a record its fields in the order of their hashes (`id` 23,515 before
+/// `username` 552,306,198), a `nat64` 8 bytes little-endian, a `text` its LEB128 length and
+/// bytes, a `vec` its LEB128 length and elements, `null` nothing.
+fn append_ok_value<T: 'static>(value: &T, message: &mut Vec<u8>) -> bool {
+    let value = value as &dyn Any;
+    if let Some(user) = value.downcast_ref::<User>() {
+        message.reserve(OK_USER_PREFIX.len() + 1 + encoded_user_len(user));
+        message.extend_from_slice(OK_USER_PREFIX);
+        message.push(0);
+        append_user(message, user);
+    } else if let Some(users) = value.downcast_ref::<Vec<User>>() {
+        let len = users.iter().map(encoded_user_len).sum::<usize>();
+        message.reserve(OK_USERS_PREFIX.len() + 1 + LEB128_MAX + len);
+        message.extend_from_slice(OK_USERS_PREFIX);
+        message.push(0);
+        append_leb128(message, users.len());
+        for user in users {
+            append_user(message, user);
+        }
+    } else if let Some(number) = value.downcast_ref::<u64>() {
+        message.reserve(OK_NAT64_PREFIX.len() + 9);
+        message.extend_from_slice(OK_NAT64_PREFIX);
+        message.push(0);
+        message.extend_from_slice(&number.to_le_bytes());
+    } else if value.is::<()>() {
+        message.reserve(OK_NULL_PREFIX.len() + 1);
+        message.extend_from_slice(OK_NULL_PREFIX);
+        message.push(0);
+    } else {
+        return false;
+    }
+    true
+}
+
+/// Most bytes a `usize` takes in LEB128.
+const LEB128_MAX: usize = 10;
+
+fn encoded_user_len(user: &User) -> usize {
+    8 + LEB128_MAX + user.username.len()
+}
+
+fn append_user(message: &mut Vec<u8>, user: &User) {
+    message.extend_from_slice(&user.id.to_le_bytes());
+    append_leb128(message, user.username.len());
+    message.extend_from_slice(user.username.as_bytes());
+}
+
+fn append_leb128(message: &mut Vec<u8>, mut value: usize) {
+    while value >= 0x80 {
+        message.push((value as u8 & 0x7f) | 0x80);
+        value >>= 7;
+    }
+    message.push(value as u8);
 }
 
 /// `value` as a one-argument Candid message, the same bytes as `candid::encode_one(value)`.
 pub fn encode<T: CandidType + 'static>(value: &T) -> Result<Vec<u8>, candid::Error> {
-    encode_keyed(TypeId::of::<T>(), value)
+    let mut message = Vec::new();
+    encode_into(value, &mut message)?;
+    Ok(message)
 }
 
-/// [`encode`], with the prefix kept under `key`, which stands for `T`'s type.
-fn encode_keyed<T: CandidType>(key: TypeId, value: &T) -> Result<Vec<u8>, candid::Error> {
+/// [`encode`] into `message` (cleared first).
+pub fn encode_into<T: CandidType + 'static>(
+    value: &T,
+    message: &mut Vec<u8>,
+) -> Result<(), candid::Error> {
+    message.clear();
+    encode_keyed(TypeId::of::<T>(), value, message)
+}
+
+/// Appends `value`'s message to `message`, with the prefix kept under `key`, which stands
+/// for `T`'s type.
+fn encode_keyed<T: CandidType>(
+    key: TypeId,
+    value: &T,
+    message: &mut Vec<u8>,
+) -> Result<(), candid::Error> {
     let mut values = ValueSerializer::new();
     value.idl_serialize(&mut values)?;
     let values = values.get_result();
@@ -79,10 +192,10 @@ fn encode_keyed<T: CandidType>(key: TypeId, value: &T) -> Result<Vec<u8>, candid
                     .or_insert_with(|| full[..prefix_len].to_vec())
             }
         };
-        let mut message = Vec::with_capacity(prefix.len() + values.len());
+        message.reserve(prefix.len() + values.len());
         message.extend_from_slice(prefix);
         message.extend_from_slice(values);
-        Ok(message)
+        Ok(())
     })
 }
 
@@ -154,10 +267,10 @@ mod tests {
         assert!(is_prepared::<Result<Vec<User>, StoreError>>());
         assert!(is_prepared::<Result<u64, StoreError>>());
         assert!(is_prepared::<Result<super::Stats, StoreError>>());
-        assert!(is_prepared::<OkOnlyKey<User>>());
-        assert!(is_prepared::<OkOnlyKey<Vec<User>>>());
-        assert!(is_prepared::<OkOnlyKey<u64>>());
+        // The `Ok` replies of users, pages and counts have constant prefixes; the others are
+        // built.
         assert!(is_prepared::<OkOnlyKey<super::Stats>>());
+        assert!(!is_prepared::<OkOnlyKey<User>>());
         // A prepared prefix gives the same bytes as candid.
         same_as_candid(Ok::<u64, StoreError>(7));
         result_reply_decodes_as_declared(Ok::<u64, StoreError>(7));
@@ -228,8 +341,8 @@ mod tests {
         #[test]
         fn users_and_pages_encode_as_candid_does(
             id in any::<u64>(),
-            name in "\\PC{0,40}",
-            ids in prop::collection::vec(any::<u64>(), 0..20),
+            name in "\\PC{0,200}",
+            ids in prop::collection::vec(any::<u64>(), 0..200),
         ) {
             let user = User::new(id, name.clone());
             let expected = candid::encode_one(Ok::<User, StoreError>(user.clone())).unwrap();
