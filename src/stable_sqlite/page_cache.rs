@@ -51,11 +51,16 @@ const SLAB_ALIGN: usize = 64 * 1024;
 /// so the headers SQLite writes on every fetch share few heap pages.
 const HEADERS_PER_SLAB: usize = 256;
 
-/// How far past its end the dense page-number index grows to take a page. A page further
-/// out goes to a short list instead: SQLite parks pages at the pending-byte page (262,145
-/// with 4 KiB pages) while it renumbers the pages of a split, and a corrupt page number can
-/// be anything; growing the index to either would write megabytes of heap.
-const DENSE_SLACK: usize = 1_024;
+/// Page numbers from this one on are kept in the short list, not the index: 4 MiB pages
+/// (16 GiB at 4 KiB), so that a corrupt page number cannot make the index allocate more than
+/// 16 MiB.
+const MAX_INDEXED_PAGE: u32 = 1 << 22;
+
+/// The byte SQLite's file locking reserves (`PENDING_BYTE`, 1 GiB): its page holds no data.
+/// SQLite parks pages at that page number while it renumbers the pages of a split, so that
+/// one number goes to the short list too; indexing it would grow the index to 262,145
+/// entries (1 MiB of heap written) with 4 KiB pages.
+const PENDING_BYTE: u32 = 0x4000_0000;
 
 thread_local! {
     /// Depth of [`for_stable_engine`] calls on this thread: caches created while it is
@@ -169,10 +174,134 @@ fn defaults() -> &'static ffi::sqlite3_pcache_methods2 {
         .0
 }
 
-/// What SQLite holds as a `sqlite3_pcache*`: one of ours, or one of SQLite's own.
+/// Page numbers per chunk of the [`PageIndex`]: 64 KiB of entries on wasm32, one Wasm page,
+/// so that the entries of a 16,384-page (64 MiB) database share one page for the
+/// `master-2026` profile's per-Wasm-page charge (docs/metering.md §6).
+const INDEX_CHUNK: usize = 16_384;
+
+/// One chunk of the [`PageIndex`]: [`INDEX_CHUNK`] entries, null when allocated, aligned to
+/// [`SLAB_ALIGN`] inside an allocation of its own (aligned by hand, as the page slabs are).
+struct IndexChunk {
+    entries: NonNull<*mut Slot>,
+    allocation: NonNull<u8>,
+    layout: Layout,
+}
+
+impl IndexChunk {
+    fn new() -> Option<Self> {
+        let bytes = INDEX_CHUNK * mem::size_of::<*mut Slot>();
+        let layout = Layout::from_size_align(bytes + SLAB_ALIGN, 8).ok()?;
+        // SAFETY: the layout has a non-zero size.
+        let allocation = NonNull::new(unsafe { alloc::alloc(layout) })?;
+        let skip = allocation.as_ptr().align_offset(SLAB_ALIGN).min(SLAB_ALIGN);
+        // SAFETY: `skip` ≤ SLAB_ALIGN, so the entries fit after it; they are 8-byte aligned
+        // (SLAB_ALIGN is a multiple of 8) and written before any is read.
+        let entries = unsafe {
+            let entries = allocation.as_ptr().add(skip).cast::<*mut Slot>();
+            ptr::write_bytes(entries, 0, INDEX_CHUNK);
+            NonNull::new_unchecked(entries)
+        };
+        Some(Self {
+            entries,
+            allocation,
+            layout,
+        })
+    }
+
+    fn entry(&self, offset: usize) -> *mut *mut Slot {
+        debug_assert!(offset < INDEX_CHUNK);
+        // SAFETY: callers pass `key % INDEX_CHUNK`, inside the chunk.
+        unsafe { self.entries.as_ptr().add(offset) }
+    }
+}
+
+impl Drop for IndexChunk {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout, freed once.
+        unsafe { alloc::dealloc(self.allocation.as_ptr(), self.layout) };
+    }
+}
+
+/// Page number → slot (null where the page is not cached), in chunks of [`INDEX_CHUNK`]
+/// allocated when a page number in them is first used: a lookup is two array reads, growing
+/// never copies what is there, and the entries of pages used together share heap pages.
+struct PageIndex {
+    chunks: Vec<Option<IndexChunk>>,
+    /// One more than the highest page number given an entry since the last
+    /// [`PageIndex::shrink_to`]: pages at or above it are absent.
+    end: usize,
+}
+
+impl PageIndex {
+    fn get(&self, key: u32) -> *mut Slot {
+        let key = key as usize;
+        match self.chunks.get(key / INDEX_CHUNK) {
+            // SAFETY: an entry of a live chunk, written when the chunk was made.
+            Some(Some(chunk)) => unsafe { *chunk.entry(key % INDEX_CHUNK) },
+            _ => ptr::null_mut(),
+        }
+    }
+
+    /// Clears the entry of `key` if it is `slot`; says whether it was.
+    fn clear_if(&mut self, key: u32, slot: *mut Slot) -> bool {
+        let key = key as usize;
+        let Some(Some(chunk)) = self.chunks.get(key / INDEX_CHUNK) else {
+            return false;
+        };
+        let entry = chunk.entry(key % INDEX_CHUNK);
+        // SAFETY: an entry of a live chunk; the cache is used by one thread at a time.
+        unsafe {
+            if *entry != slot {
+                return false;
+            }
+            *entry = ptr::null_mut();
+        }
+        true
+    }
+
+    /// Sets the entry of `key` to `slot`, allocating its chunk if needed; false if that
+    /// allocation failed.
+    fn set(&mut self, key: u32, slot: *mut Slot) -> bool {
+        let key = key as usize;
+        let chunk_index = key / INDEX_CHUNK;
+        if chunk_index >= self.chunks.len() {
+            self.chunks.resize_with(chunk_index + 1, || None);
+        }
+        if self.chunks[chunk_index].is_none() {
+            match IndexChunk::new() {
+                Some(chunk) => self.chunks[chunk_index] = Some(chunk),
+                None => return false,
+            }
+        }
+        let Some(chunk) = &self.chunks[chunk_index] else {
+            return false;
+        };
+        // SAFETY: an entry of a live chunk; the cache is used by one thread at a time.
+        unsafe { *chunk.entry(key % INDEX_CHUNK) = slot };
+        self.end = self.end.max(key + 1);
+        true
+    }
+
+    /// Every page number at or above this one is absent.
+    fn span(&self) -> usize {
+        self.end
+    }
+
+    /// Frees the chunks that hold only page numbers from `limit` on (which must be absent).
+    fn shrink_to(&mut self, limit: usize) {
+        self.chunks.truncate(limit.div_ceil(INDEX_CHUNK));
+        self.end = self.end.min(limit);
+    }
+}
+
+/// What SQLite holds as a `sqlite3_pcache*`: one of ours, or one of SQLite's own with its
+/// methods at hand (no lookup of the saved defaults on every call).
 enum Cache {
     Stable(StableCache),
-    Default(NonNull<ffi::sqlite3_pcache>),
+    Default(
+        NonNull<ffi::sqlite3_pcache>,
+        &'static ffi::sqlite3_pcache_methods2,
+    ),
 }
 
 /// Bookkeeping of one cached page, right after its SQLite header (`pExtra`) so that the
@@ -196,11 +325,13 @@ struct StableCache {
     purgeable: bool,
     /// `PRAGMA cache_size`, in pages.
     max_pages: usize,
-    /// Page number → its slot, null where the page is not cached, for page numbers below
-    /// its length ...
-    by_key: Vec<*mut Slot>,
-    /// ... and the pages numbered beyond it (see [`DENSE_SLACK`]); almost always empty.
+    /// Page number → its slot ...
+    index: PageIndex,
+    /// ... except for the pending-byte page and page numbers from [`MAX_INDEXED_PAGE`] on,
+    /// kept here; almost always empty.
     far: Vec<(u32, *mut Slot)>,
+    /// The pending-byte page's number at this page size.
+    pending_byte_page: u32,
     pages: usize,
     /// Slots whose page was dropped, and unused ones of the newest slabs.
     free: Vec<*mut Slot>,
@@ -223,8 +354,13 @@ impl StableCache {
             stride,
             purgeable,
             max_pages: usize::MAX,
-            by_key: Vec::new(),
+            index: PageIndex {
+                chunks: Vec::new(),
+                end: 0,
+            },
             far: Vec::new(),
+            pending_byte_page: u32::try_from(PENDING_BYTE as usize / page_size + 1)
+                .unwrap_or(u32::MAX),
             pages: 0,
             free: Vec::new(),
             slabs: Vec::new(),
@@ -234,61 +370,50 @@ impl StableCache {
         }
     }
 
-    fn lookup(&self, key: u32) -> Option<NonNull<Slot>> {
-        match self.by_key.get(key as usize) {
-            Some(&slot) => NonNull::new(slot),
-            None => self
-                .far
-                .iter()
-                .find(|(far_key, _)| *far_key == key)
-                .and_then(|&(_, slot)| NonNull::new(slot)),
-        }
+    /// Whether page number `key` is kept in the short list rather than the index.
+    fn is_far(&self, key: u32) -> bool {
+        key == self.pending_byte_page || key >= MAX_INDEXED_PAGE
     }
 
-    /// Files `slot` under page number `key` (which has no page).
-    fn set(&mut self, key: u32, slot: *mut Slot) {
-        let index = key as usize;
-        if index >= self.by_key.len() && index < self.by_key.len() + DENSE_SLACK {
-            self.by_key.resize(index + 1, ptr::null_mut());
-            // Keep every page numbered below the index's length in the index.
-            let len = self.by_key.len();
-            let (moved, far): (Vec<_>, Vec<_>) = self
-                .far
-                .drain(..)
-                .partition(|&(key, _)| (key as usize) < len);
-            self.far = far;
-            for (key, slot) in moved {
-                self.by_key[key as usize] = slot;
+    fn lookup(&self, key: u32) -> Option<NonNull<Slot>> {
+        if !self.is_far(key) {
+            if let Some(slot) = NonNull::new(self.index.get(key)) {
+                return Some(slot);
             }
         }
-        match self.by_key.get_mut(index) {
-            Some(entry) => *entry = slot,
-            None => self.far.push((key, slot)),
+        if self.far.is_empty() {
+            return None;
+        }
+        self.far
+            .iter()
+            .find(|(far_key, _)| *far_key == key)
+            .and_then(|&(_, slot)| NonNull::new(slot))
+    }
+
+    /// Files `slot` under page number `key` (which has no page): in the index, or in the
+    /// short list for far page numbers and when the index cannot allocate a chunk.
+    fn set(&mut self, key: u32, slot: *mut Slot) {
+        if self.is_far(key) || !self.index.set(key, slot) {
+            self.far.push((key, slot));
         }
     }
 
     /// Forgets page number `key` if `slot` holds it; says whether it did.
     fn unset(&mut self, key: u32, slot: *mut Slot) -> bool {
-        match self.by_key.get_mut(key as usize) {
-            Some(entry) if *entry == slot => {
-                *entry = ptr::null_mut();
-                true
-            }
-            Some(_) => false,
-            None => {
-                let before = self.far.len();
-                self.far
-                    .retain(|&(far_key, far_slot)| far_key != key || far_slot != slot);
-                self.far.len() < before
-            }
+        if !self.is_far(key) && self.index.clear_if(key, slot) {
+            return true;
         }
+        let before = self.far.len();
+        self.far
+            .retain(|&(far_key, far_slot)| far_key != key || far_slot != slot);
+        self.far.len() < before
     }
 
     /// SQLite's `xFetch`: the cached page `key`, or a new one when `create` allows.
     fn fetch(&mut self, key: u32, create: c_int) -> *mut ffi::sqlite3_pcache_page {
         if let Some(slot) = self.lookup(key) {
             let slot = slot.as_ptr();
-            // SAFETY: every non-null entry of `by_key` is a live slot of this cache.
+            // SAFETY: every non-null entry of the index is a live slot of this cache.
             unsafe {
                 if !(*slot).pinned {
                     (*slot).pinned = true;
@@ -321,10 +446,10 @@ impl StableCache {
 
     /// Drops one unpinned page, if there is one.
     fn evict_one(&mut self) -> bool {
-        let len = self.by_key.len();
-        for step in 0..len {
-            let key = (self.hand + step) % len;
-            if let Some(slot) = NonNull::new(self.by_key[key]) {
+        let span = self.index.span();
+        for step in 0..span {
+            let key = (self.hand + step) % span;
+            if let Some(slot) = NonNull::new(self.index.get(key as u32)) {
                 // SAFETY: a live slot of this cache.
                 if !unsafe { slot.as_ref() }.pinned {
                     self.hand = key + 1;
@@ -424,12 +549,12 @@ impl StableCache {
     /// Drops every page numbered `limit` or above.
     fn truncate(&mut self, limit: u32) {
         let limit = limit as usize;
-        for key in limit..self.by_key.len() {
-            if let Some(slot) = NonNull::new(self.by_key[key]) {
+        for key in limit..self.index.span() {
+            if let Some(slot) = NonNull::new(self.index.get(key as u32)) {
                 self.remove(slot.as_ptr());
             }
         }
-        self.by_key.truncate(limit.max(1));
+        self.index.shrink_to(limit);
         let beyond: Vec<*mut Slot> = self
             .far
             .iter()
@@ -499,7 +624,7 @@ unsafe extern "C" fn x_create(
             return ptr::null_mut();
         };
         match NonNull::new(create(page_size, extra_size, purgeable)) {
-            Some(inner) => Cache::Default(inner),
+            Some(inner) => Cache::Default(inner, defaults()),
             None => return ptr::null_mut(),
         }
     };
@@ -509,8 +634,8 @@ unsafe extern "C" fn x_create(
 unsafe extern "C" fn x_cachesize(handle: *mut ffi::sqlite3_pcache, pages: c_int) {
     match cache(handle) {
         Cache::Stable(cache) => cache.max_pages = usize::try_from(pages).unwrap_or(0).max(1),
-        Cache::Default(inner) => {
-            if let Some(cachesize) = defaults().xCachesize {
+        Cache::Default(inner, methods) => {
+            if let Some(cachesize) = methods.xCachesize {
                 cachesize(inner.as_ptr(), pages);
             }
         }
@@ -520,7 +645,7 @@ unsafe extern "C" fn x_cachesize(handle: *mut ffi::sqlite3_pcache, pages: c_int)
 unsafe extern "C" fn x_pagecount(handle: *mut ffi::sqlite3_pcache) -> c_int {
     match cache(handle) {
         Cache::Stable(cache) => c_int::try_from(cache.pages).unwrap_or(c_int::MAX),
-        Cache::Default(inner) => match defaults().xPagecount {
+        Cache::Default(inner, methods) => match methods.xPagecount {
             Some(pagecount) => pagecount(inner.as_ptr()),
             None => 0,
         },
@@ -534,7 +659,7 @@ unsafe extern "C" fn x_fetch(
 ) -> *mut ffi::sqlite3_pcache_page {
     match cache(handle) {
         Cache::Stable(cache) => cache.fetch(key, create),
-        Cache::Default(inner) => match defaults().xFetch {
+        Cache::Default(inner, methods) => match methods.xFetch {
             Some(fetch) => fetch(inner.as_ptr(), key, create),
             None => ptr::null_mut(),
         },
@@ -548,8 +673,8 @@ unsafe extern "C" fn x_unpin(
 ) {
     match cache(handle) {
         Cache::Stable(cache) => cache.unpin(page.cast(), discard != 0),
-        Cache::Default(inner) => {
-            if let Some(unpin) = defaults().xUnpin {
+        Cache::Default(inner, methods) => {
+            if let Some(unpin) = methods.xUnpin {
                 unpin(inner.as_ptr(), page, discard);
             }
         }
@@ -564,8 +689,8 @@ unsafe extern "C" fn x_rekey(
 ) {
     match cache(handle) {
         Cache::Stable(cache) => cache.rekey(page.cast(), old_key, new_key),
-        Cache::Default(inner) => {
-            if let Some(rekey) = defaults().xRekey {
+        Cache::Default(inner, methods) => {
+            if let Some(rekey) = methods.xRekey {
                 rekey(inner.as_ptr(), page, old_key, new_key);
             }
         }
@@ -575,8 +700,8 @@ unsafe extern "C" fn x_rekey(
 unsafe extern "C" fn x_truncate(handle: *mut ffi::sqlite3_pcache, limit: c_uint) {
     match cache(handle) {
         Cache::Stable(cache) => cache.truncate(limit),
-        Cache::Default(inner) => {
-            if let Some(truncate) = defaults().xTruncate {
+        Cache::Default(inner, methods) => {
+            if let Some(truncate) = methods.xTruncate {
                 truncate(inner.as_ptr(), limit);
             }
         }
@@ -585,8 +710,8 @@ unsafe extern "C" fn x_truncate(handle: *mut ffi::sqlite3_pcache, limit: c_uint)
 
 unsafe extern "C" fn x_destroy(handle: *mut ffi::sqlite3_pcache) {
     let cache = Box::from_raw(handle.cast::<Cache>());
-    if let Cache::Default(inner) = *cache {
-        if let Some(destroy) = defaults().xDestroy {
+    if let Cache::Default(inner, methods) = *cache {
+        if let Some(destroy) = methods.xDestroy {
             destroy(inner.as_ptr());
         }
     }
@@ -594,8 +719,8 @@ unsafe extern "C" fn x_destroy(handle: *mut ffi::sqlite3_pcache) {
 
 unsafe extern "C" fn x_shrink(handle: *mut ffi::sqlite3_pcache) {
     // This module's caches keep their slabs: the hint is for SQLite's own.
-    if let Cache::Default(inner) = cache(handle) {
-        if let Some(shrink) = defaults().xShrink {
+    if let Cache::Default(inner, methods) = cache(handle) {
+        if let Some(shrink) = methods.xShrink {
             shrink(inner.as_ptr());
         }
     }
@@ -643,9 +768,9 @@ mod tests {
         // balance_nonroot's swap: a → temporary, b → 10, a → 11.
         cache.rekey(a, 10, PENDING_BYTE_PAGE);
         assert!(
-            cache.by_key.len() < 100,
+            cache.index.span() <= INDEX_CHUNK,
             "index of {} entries",
-            cache.by_key.len()
+            cache.index.span()
         );
         assert_eq!(
             cache.lookup(PENDING_BYTE_PAGE).map(NonNull::as_ptr),
@@ -661,18 +786,24 @@ mod tests {
     }
 
     #[test]
-    fn a_far_page_joins_the_index_when_it_grows_past_it() {
+    fn a_corrupt_page_number_does_not_grow_the_index() {
         let mut cache = cache();
-        let far = fetch(&mut cache, 5_000, 2);
-        assert_eq!(cache.far.len(), 1);
-        for key in 1..=5_100 {
-            if key != 5_000 {
-                fetch(&mut cache, key, 2);
-            }
-        }
-        assert!(cache.far.is_empty());
-        assert_eq!(fetch(&mut cache, 5_000, 0), far);
-        assert_eq!(cache.pages, 5_100);
+        let far = fetch(&mut cache, u32::MAX - 1, 2);
+        assert_eq!(cache.index.span(), 0);
+        assert_eq!(fetch(&mut cache, u32::MAX - 1, 0), far);
+        let near = fetch(&mut cache, 20_000, 2);
+        let chunks = cache
+            .index
+            .chunks
+            .iter()
+            .filter(|chunk| chunk.is_some())
+            .count();
+        assert_eq!(chunks, 1, "only the chunk of page 20,000 is allocated");
+        assert_eq!(cache.index.span(), 20_001);
+        assert_eq!(fetch(&mut cache, 20_000, 0), near);
+        cache.unpin(far, true);
+        assert!(fetch(&mut cache, u32::MAX - 1, 0).is_null());
+        assert_eq!(cache.pages, 1);
     }
 
     #[test]
