@@ -1,18 +1,18 @@
 //! [`BTreeStore`]: the user table as an ic-stable-structures `StableBTreeMap<u64, Username>`.
 
-use crate::budget::{BatchWrite, WriteCost};
 use crate::describe::{Engine, EngineInfo};
-use crate::engine::StorageEngine;
 use crate::error::StoreError;
-use crate::layout::{self, CanisterMemory};
 use crate::limits::{self, MAX_USERNAME_BYTES};
-use crate::sqlite::SqliteConfig;
 use crate::store::UserStore;
 use crate::user::User;
 use ic_stable_structures::storable::Bound;
 use ic_stable_structures::{Memory, StableBTreeMap, Storable};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+
+mod placement;
+
+pub use placement::{BTreeCanisterStore, RegionMemory, BTREE_REGION_FIRST_PAGE};
 
 /// The version of ic-stable-structures this crate is built against, reported by
 /// [`UserStore::describe`].
@@ -239,43 +239,6 @@ impl<M: Memory> UserStore for BTreeStore<M> {
             engine_version: format!("ic-stable-structures {STABLE_STRUCTURES_VERSION}"),
             sqlite: None,
         }
-    }
-}
-
-/// The B-tree in a canister: its map in [`layout::BTREE_USERS_MEMORY_ID`], no configuration,
-/// nothing to flush before an upgrade.
-impl StorageEngine for BTreeStore<CanisterMemory> {
-    fn settle_config(
-        requested: Option<SqliteConfig>,
-        _current: Option<SqliteConfig>,
-    ) -> Result<Option<SqliteConfig>, StoreError> {
-        match requested {
-            Some(_) => Err(StoreError::invalid_config(
-                "this canister stores users in a StableBTreeMap; it takes no SQLite configuration",
-            )),
-            None => Ok(None),
-        }
-    }
-
-    fn write_cost(write: BatchWrite) -> WriteCost {
-        let per_row = match write {
-            // Measured worst: 80,309 per row (append, cold).
-            BatchWrite::Insert => 160_000,
-            // Measured worst: 89,976 per row (warm).
-            BatchWrite::Update => 180_000,
-            // Measured worst: 285,460 per row (cold): a delete may merge and rebalance nodes.
-            BatchWrite::Delete => 600_000,
-        };
-        WriteCost {
-            per_batch: 2_000_000,
-            per_row,
-        }
-    }
-
-    fn open_in_canister(_config: Option<SqliteConfig>) -> Result<Self, StoreError> {
-        Ok(BTreeStore::init(layout::canister_memory(
-            layout::BTREE_USERS_MEMORY_ID,
-        )))
     }
 }
 

@@ -135,7 +135,7 @@ mod tests {
 
     #[test]
     fn every_batch_the_size_limit_allows_fits_the_ic_limit() {
-        assert_every_batch_fits::<crate::BTreeStore<crate::layout::CanisterMemory>>();
+        assert_every_batch_fits::<crate::btree::BTreeCanisterStore>();
         #[cfg(feature = "sqlite")]
         assert_every_batch_fits::<crate::SqliteStore>();
         #[cfg(feature = "sqlite")]

@@ -14,7 +14,8 @@ use ic_stable_structures::DefaultMemoryImpl;
 /// The canister's persisted settings (writers, SQLite configuration).
 pub const SETTINGS_MEMORY_ID: MemoryId = MemoryId::new(0);
 
-/// The B-tree engine's `StableBTreeMap`.
+/// The B-tree engine's `StableBTreeMap` in canisters first installed before it had a region
+/// of its own (see `crate::btree::BTreeMemory`).
 pub const BTREE_USERS_MEMORY_ID: MemoryId = MemoryId::new(1);
 
 /// Path of the canisters' SQLite database file on the ic-wasi-polyfill file system.
@@ -39,7 +40,25 @@ pub type CanisterMemory = VirtualMemory<DefaultMemoryImpl>;
 
 thread_local! {
     static MEMORY_MANAGER: MemoryManager<DefaultMemoryImpl> =
-        MemoryManager::init(DefaultMemoryImpl::default());
+        MemoryManager::init(stable_memory());
+}
+
+/// The canister's whole stable memory (the memory manager starts at its first page). On
+/// Wasm every `DefaultMemoryImpl` is that memory.
+#[cfg(target_arch = "wasm32")]
+pub fn stable_memory() -> DefaultMemoryImpl {
+    DefaultMemoryImpl::default()
+}
+
+/// The canister's whole stable memory (the memory manager starts at its first page).
+/// Natively each `DefaultMemoryImpl` is a new `VectorMemory`, so the manager and the B-tree's
+/// region ([`crate::btree::BTreeCanisterStore`]) share this one, per thread.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn stable_memory() -> DefaultMemoryImpl {
+    thread_local! {
+        static STABLE_MEMORY: DefaultMemoryImpl = DefaultMemoryImpl::default();
+    }
+    STABLE_MEMORY.with(Clone::clone)
 }
 
 /// The canister's virtual memory `id`.

@@ -29,6 +29,12 @@ pub struct InitArgs {
     pub instruction_budget: Option<u64>,
 }
 
+/// Most bytes the encoded [`Settings`] may take. The B-tree canister keeps its settings in
+/// the memory manager's first bucket (8 MiB) with its map's region right after it
+/// ([`crate::btree::BTREE_REGION_FIRST_PAGE`]); 1 MiB (about 30,000 writers) stays well inside
+/// that bucket, so the settings never grow into the map.
+pub const MAX_SETTINGS_BYTES: usize = 1 << 20;
+
 /// What a store canister keeps about itself in stable memory.
 #[derive(CandidType, Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Settings {
@@ -72,11 +78,12 @@ impl Settings {
             None => Writers::installer_and_controllers(installer),
         };
         let instruction_budget = checked_budget(args.instruction_budget)?;
-        Ok(Self {
+        Self {
             writers,
             sqlite,
             instruction_budget,
-        })
+        }
+        .checked_size()
     }
 
     /// The settings of a canister over engine `E` after an upgrade with `args`: what the
@@ -89,11 +96,25 @@ impl Settings {
             Some(budget) => checked_budget(Some(budget))?,
             None => self.instruction_budget,
         };
-        Ok(Self {
+        Self {
             writers,
             sqlite,
             instruction_budget,
-        })
+        }
+        .checked_size()
+    }
+
+    /// These settings if they encode to at most [`MAX_SETTINGS_BYTES`]; too many writers
+    /// otherwise.
+    fn checked_size(self) -> Result<Self, StoreError> {
+        let bytes = self.to_bytes().len();
+        if bytes > MAX_SETTINGS_BYTES {
+            return Err(StoreError::invalid_config(format!(
+                "the settings take {bytes} bytes, more than the {MAX_SETTINGS_BYTES} a canister \
+                 keeps: list fewer writers"
+            )));
+        }
+        Ok(self)
     }
 
     /// The instruction budget of one update message in force.
@@ -138,9 +159,9 @@ fn checked_budget(budget: Option<u64>) -> Result<Option<u64>, StoreError> {
 #[cfg(all(test, feature = "sqlite"))]
 mod tests {
     use super::*;
-    use crate::layout::CanisterMemory;
+    use crate::btree::BTreeCanisterStore;
     use crate::sqlite::JournalMode;
-    use crate::{BTreeStore, SqliteStore};
+    use crate::SqliteStore;
     use ic_stable_structures::VectorMemory;
 
     fn principal(byte: u8) -> Principal {
@@ -168,7 +189,7 @@ mod tests {
             ..InitArgs::default()
         };
         assert!(matches!(
-            Settings::for_install::<BTreeStore<CanisterMemory>>(Some(args), principal(1)),
+            Settings::for_install::<BTreeCanisterStore>(Some(args), principal(1)),
             Err(StoreError::InvalidConfig { .. })
         ));
     }
@@ -199,6 +220,36 @@ mod tests {
             .unwrap();
         assert_eq!(upgraded.writers, Writers::only(vec![principal(9)]));
         assert_eq!(upgraded.sqlite, Some(SqliteConfig::default()));
+    }
+
+    #[test]
+    fn settings_beyond_their_bound_are_refused_at_install_and_upgrade() {
+        let too_many = || InitArgs {
+            writers: Some(
+                (0..40_000u32)
+                    .map(|n| Principal::from_slice(&[&n.to_be_bytes()[..], &[7; 25]].concat()))
+                    .collect(),
+            ),
+            ..InitArgs::default()
+        };
+        assert!(matches!(
+            Settings::for_install::<BTreeCanisterStore>(Some(too_many()), principal(1)),
+            Err(StoreError::InvalidConfig { .. })
+        ));
+        let installed = Settings::for_install::<BTreeCanisterStore>(None, principal(1)).unwrap();
+        assert!(matches!(
+            installed.upgraded::<BTreeCanisterStore>(Some(too_many())),
+            Err(StoreError::InvalidConfig { .. })
+        ));
+        let many = InitArgs {
+            writers: Some(
+                (0..1_000u32)
+                    .map(|n| Principal::from_slice(&n.to_be_bytes()))
+                    .collect(),
+            ),
+            ..InitArgs::default()
+        };
+        assert!(Settings::for_install::<BTreeCanisterStore>(Some(many), principal(1)).is_ok());
     }
 
     #[test]

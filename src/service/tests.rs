@@ -5,14 +5,14 @@ use super::api;
 use super::env::CallEnv;
 use super::lifecycle;
 use super::StoreState;
+use crate::btree::BTreeCanisterStore;
 use crate::budget::{BatchWrite, MIN_INSTRUCTION_BUDGET};
 use crate::describe::{Engine, EngineInfo};
 use crate::engine::StorageEngine;
 use crate::error::{Limit, StoreError};
-use crate::layout::CanisterMemory;
 use crate::settings::InitArgs;
 use crate::store::UserStore;
-use crate::{BTreeStore, User};
+use crate::User;
 use candid::Principal;
 use std::cell::Cell;
 
@@ -61,7 +61,7 @@ impl CallEnv for TestEnv {
     }
 }
 
-type BTree = BTreeStore<CanisterMemory>;
+type BTree = BTreeCanisterStore;
 
 /// A store canister over a B-tree installed by principal 1, with the smallest budget.
 fn installed() -> StoreState<BTree> {

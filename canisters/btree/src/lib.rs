@@ -1,13 +1,13 @@
 //! The user-table canister over a `StableBTreeMap` (see `userstore::BTreeStore`).
 //!
-//! Everything is the library's: the map lives in the virtual memory
-//! `userstore::layout::BTREE_USERS_MEMORY_ID` of the canister's memory manager, the settings
-//! beside it, and `export_user_table_api!` defines the lifecycle and every Candid method.
+//! Everything is the library's: `userstore::btree::BTreeCanisterStore` keeps the map in a
+//! stable-memory region of its own (or, for canisters installed before that layout, in the
+//! memory manager's virtual memory 1), the settings in the manager, and
+//! `export_user_table_api!` defines the lifecycle and every Candid method.
 
-use userstore::layout::CanisterMemory;
-use userstore::BTreeStore;
+use userstore::btree::BTreeCanisterStore;
 
-userstore::export_user_table_api!(BTreeStore<CanisterMemory>);
+userstore::export_user_table_api!(BTreeCanisterStore);
 
 ic_cdk::export_candid!();
 
