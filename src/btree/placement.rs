@@ -27,6 +27,9 @@ use ic_stable_structures::{DefaultMemoryImpl, Memory, RestrictedMemory};
 /// inside that first bucket, so the manager never grows into the region.
 pub const BTREE_REGION_FIRST_PAGE: u64 = 1 + 128;
 
+/// The first bytes of every ic-stable-structures `StableBTreeMap` in its memory.
+const MAP_MAGIC: &[u8; 3] = b"BTR";
+
 /// The B-tree's own region: from [`BTREE_REGION_FIRST_PAGE`] to the end of stable memory.
 pub type RegionMemory = RestrictedMemory<DefaultMemoryImpl>;
 
@@ -42,17 +45,30 @@ pub enum BTreeCanisterStore {
 
 impl BTreeCanisterStore {
     /// Opens the canister's map: in the manager's virtual memory if that already holds one
-    /// (the earlier layout), in the map's own region otherwise.
-    pub fn open() -> Self {
+    /// (the earlier layout), in the map's own region otherwise. Refuses, changing nothing,
+    /// when the region is neither empty nor a map: stable memory written by another engine's
+    /// canister (say, a SQLite canister upgraded to this Wasm), which the map would overwrite.
+    pub fn open() -> Result<Self, StoreError> {
         let managed = layout::canister_memory(BTREE_USERS_MEMORY_ID);
         if managed.size() > 0 {
-            Self::Managed(BTreeStore::init(managed))
-        } else {
-            Self::Region(BTreeStore::init(RestrictedMemory::new(
-                layout::stable_memory(),
-                BTREE_REGION_FIRST_PAGE..ic_stable_structures::MAX_PAGES,
-            )))
+            return Ok(Self::Managed(BTreeStore::init(managed)));
         }
+        let region = RestrictedMemory::new(
+            layout::stable_memory(),
+            BTREE_REGION_FIRST_PAGE..ic_stable_structures::MAX_PAGES,
+        );
+        if region.size() > 0 {
+            let mut magic = [0; 3];
+            region.read(0, &mut magic);
+            if &magic != MAP_MAGIC {
+                return Err(StoreError::storage(
+                    "opening the B-tree",
+                    "stable memory past the settings holds data that is not a B-tree map \
+                     (was this canister installed with another engine?)",
+                ));
+            }
+        }
+        Ok(Self::Region(BTreeStore::init(region)))
     }
 
     /// Whether the map is in its own region (the current layout).
@@ -144,7 +160,7 @@ impl StorageEngine for BTreeCanisterStore {
     }
 
     fn open_in_canister(_config: Option<SqliteConfig>) -> Result<Self, StoreError> {
-        Ok(Self::open())
+        Self::open()
     }
 }
 
@@ -213,6 +229,24 @@ mod tests {
             layout::canister_memory(SETTINGS_MEMORY_ID).size() * 65_536
                 >= MAX_SETTINGS_BYTES as u64 / 2
         );
+    }
+
+    #[test]
+    fn a_region_holding_other_data_is_refused_and_left_as_it_was() {
+        // Another engine's canister: its manager's memory 2 reaches past the first bucket.
+        let other = layout::canister_memory(layout::SQLITE_DATABASE_MEMORY_ID);
+        other.grow(200);
+        other.write(0, b"SQLite format 3");
+        let before = layout::stable_memory().size();
+
+        assert!(matches!(
+            BTreeCanisterStore::open_in_canister(None),
+            Err(StoreError::Storage { .. })
+        ));
+        assert_eq!(layout::stable_memory().size(), before);
+        let mut kept = [0; 15];
+        other.read(0, &mut kept);
+        assert_eq!(&kept, b"SQLite format 3");
     }
 
     #[test]
