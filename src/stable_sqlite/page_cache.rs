@@ -37,7 +37,8 @@ use std::mem::{self, MaybeUninit};
 use std::ptr::{self, NonNull};
 use std::sync::OnceLock;
 
-/// Bytes of page buffers allocated at a time: 256 pages of 4 KiB, 16 of 64 KiB.
+/// Bytes of page buffers allocated at a time: 256 pages of 4 KiB, 16 of 64 KiB (at most
+/// [`HEADERS_PER_SLAB`] pages, so smaller pages take less).
 const BUFFER_SLAB_BYTES: usize = 1 << 20;
 
 /// Alignment of the page buffers within their slab: a Wasm page, the unit the `master-2026`
@@ -47,8 +48,9 @@ const BUFFER_SLAB_BYTES: usize = 1 << 20;
 /// and the small allocations of every message would scatter over such gaps.
 const SLAB_ALIGN: usize = 64 * 1024;
 
-/// Page headers allocated at a time (a multiple of every slab's page count). Many to a slab,
-/// so the headers SQLite writes on every fetch share few heap pages.
+/// Page headers allocated at a time, and the most pages a buffer slab holds, so that a header
+/// slab always has room for a buffer slab's headers (a multiple of every slab's page count).
+/// Many to a slab, so the headers SQLite writes on every fetch share few heap pages.
 const HEADERS_PER_SLAB: usize = 256;
 
 /// Page numbers from this one on are kept in the short list, not the index: 4 MiB pages
@@ -342,6 +344,12 @@ struct StableCache {
     headers_left: usize,
     /// Where the next eviction search starts.
     hand: usize,
+    /// Set when an eviction search found every indexed page pinned, cleared when a page is
+    /// unpinned: while it is set, a fetch over the limit does not search again. SQLite keeps
+    /// a write transaction's dirty pages pinned, and with `cache_spill` off it asks for each
+    /// new page twice (`create` 1, then 2), so a transaction larger than the cache would
+    /// otherwise scan the whole index twice for every page it adds.
+    all_pinned: bool,
 }
 
 impl StableCache {
@@ -367,6 +375,7 @@ impl StableCache {
             next_header: ptr::null_mut(),
             headers_left: 0,
             hand: 0,
+            all_pinned: false,
         }
     }
 
@@ -446,6 +455,9 @@ impl StableCache {
 
     /// Drops one unpinned page, if there is one.
     fn evict_one(&mut self) -> bool {
+        if self.all_pinned {
+            return false;
+        }
         let span = self.index.span();
         for step in 0..span {
             let key = (self.hand + step) % span;
@@ -458,6 +470,7 @@ impl StableCache {
                 }
             }
         }
+        self.all_pinned = true;
         false
     }
 
@@ -473,7 +486,7 @@ impl StableCache {
     /// header each and puts their slots on the free list, lowest address last so it is used
     /// first.
     fn allocate_slab(&mut self) -> Option<()> {
-        let pages = (BUFFER_SLAB_BYTES / self.page_size).max(1);
+        let pages = (BUFFER_SLAB_BYTES / self.page_size).clamp(1, HEADERS_PER_SLAB);
         if self.headers_left < pages {
             let headers = Layout::from_size_align(self.stride * HEADERS_PER_SLAB, 8).ok()?;
             // SAFETY: the layout has a non-zero size.
@@ -520,7 +533,7 @@ impl StableCache {
         let key = unsafe { (*slot).key };
         if self.unset(key, slot) {
             self.pages -= 1;
-            update_stats(|stats| stats.pages -= 1);
+            update_stats(|stats| stats.pages = stats.pages.saturating_sub(1));
             self.free.push(slot);
         }
     }
@@ -533,10 +546,18 @@ impl StableCache {
         } else {
             // SAFETY: SQLite unpins pages this cache gave it.
             unsafe { (*slot).pinned = false };
+            if self.all_pinned {
+                self.all_pinned = false;
+            }
         }
     }
 
     fn rekey(&mut self, slot: *mut Slot, old_key: u32, new_key: u32) {
+        // SQLite never rekeys a page to its own number; if it did, removing "the other page"
+        // below would free this one.
+        if old_key == new_key {
+            return;
+        }
         if let Some(other) = self.lookup(new_key) {
             self.remove(other.as_ptr());
         }
@@ -570,8 +591,10 @@ impl StableCache {
 impl Drop for StableCache {
     fn drop(&mut self) {
         update_stats(|stats| {
-            stats.caches -= 1;
-            stats.pages -= self.pages;
+            // Saturating: a connection closed on another thread than the one that opened it
+            // was counted there.
+            stats.caches = stats.caches.saturating_sub(1);
+            stats.pages = stats.pages.saturating_sub(self.pages);
         });
         for (base, layout) in self.slabs.drain(..) {
             // SAFETY: allocated by `allocate_slab` with this layout, freed once.

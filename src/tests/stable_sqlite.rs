@@ -159,7 +159,9 @@ fn a_header_without_a_row_count_gets_one_at_open() {
 
 #[test]
 fn every_page_size_works_and_an_existing_database_keeps_its_own() {
-    for page_size in [4_096, 8_192, 16_384, 65_536] {
+    // Pages below 4 KiB too: their buffer slabs hold more pages than at 4 KiB, which the page
+    // cache must not let outrun its header slabs.
+    for page_size in [512, 1_024, 2_048, 4_096, 8_192, 16_384, 65_536] {
         let memory = VectorMemory::default();
         let sized = SqliteConfig {
             page_size,
