@@ -68,6 +68,15 @@ impl BTreeCanisterStore {
                 ));
             }
         }
+        // The region is only safe while the manager keeps to its first bucket: its next
+        // bucket would start at the region's first page.
+        if layout::manager_end_page().is_none_or(|end| end > BTREE_REGION_FIRST_PAGE) {
+            return Err(StoreError::storage(
+                "opening the B-tree",
+                "the memory manager holds more than the settings' bucket, over the pages \
+                 where the B-tree keeps its map",
+            ));
+        }
         Ok(Self::Region(BTreeStore::init(region)))
     }
 
@@ -247,6 +256,56 @@ mod tests {
         let mut kept = [0; 15];
         other.read(0, &mut kept);
         assert_eq!(&kept, b"SQLite format 3");
+    }
+
+    /// A fresh B-tree canister with `rows` users and its settings saved.
+    fn region_canister(rows: u64) -> BTreeCanisterStore {
+        let mut store = open();
+        assert!(store.is_in_region());
+        for id in 0..rows {
+            assert_eq!(store.insert(user(id)), Ok(()));
+        }
+        Settings::for_install::<BTreeCanisterStore>(None, Principal::anonymous())
+            .expect("default settings")
+            .save(layout::canister_memory(SETTINGS_MEMORY_ID));
+        store
+    }
+
+    #[test]
+    fn the_other_engines_refuse_to_open_over_the_region_and_leave_it_as_it_was() {
+        region_canister(500);
+        let before = layout::stable_memory().size();
+
+        // As if the canister were upgraded with a SQLite canister's Wasm: the manager would
+        // hand either engine's database the bucket that starts at the region's first page.
+        assert!(matches!(
+            crate::SqliteStore::open_in_canister(None),
+            Err(StoreError::Storage { .. })
+        ));
+        assert!(matches!(
+            crate::StableSqliteStore::open_in_canister(None),
+            Err(StoreError::Storage { .. })
+        ));
+        assert_eq!(layout::stable_memory().size(), before);
+        assert_eq!(layout::manager_end_page(), Some(BTREE_REGION_FIRST_PAGE));
+        let store = open();
+        assert_eq!(store.count(), Ok(500));
+        assert_eq!(store.get(499), Ok(user(499)));
+    }
+
+    #[test]
+    fn a_region_the_manager_has_grown_over_is_refused() {
+        region_canister(500);
+        // Another virtual memory takes the manager's second bucket: the region's first pages.
+        layout::canister_memory(layout::SQLITE_DATABASE_MEMORY_ID).grow(1);
+        assert_eq!(
+            layout::manager_end_page(),
+            Some(BTREE_REGION_FIRST_PAGE + 128)
+        );
+        assert!(matches!(
+            BTreeCanisterStore::open_in_canister(None),
+            Err(StoreError::Storage { .. })
+        ));
     }
 
     #[test]

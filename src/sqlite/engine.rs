@@ -37,6 +37,7 @@ impl StorageEngine for SqliteStore {
     /// canister's memory manager, then opens the database. Natively (to export the Candid
     /// service in tests): an in-memory database.
     fn open_in_canister(config: Option<SqliteConfig>) -> Result<Self, StoreError> {
+        crate::layout::refuse_data_outside_manager("opening the SQLite database")?;
         let config = config.unwrap_or_default();
         #[cfg(target_os = "wasi")]
         {

@@ -46,6 +46,7 @@ impl StorageEngine for StableSqliteStore {
     /// [`layout::STABLE_SQLITE_DATABASE_MEMORY_ID`] (natively, where there is no canister,
     /// in that memory of the thread's memory manager over a `VectorMemory`).
     fn open_in_canister(config: Option<SqliteConfig>) -> Result<Self, StoreError> {
+        layout::refuse_data_outside_manager("opening the stable-memory SQLite database")?;
         let config = config.unwrap_or_else(StableSqliteStore::default_config);
         let memory = layout::canister_memory(layout::STABLE_SQLITE_DATABASE_MEMORY_ID);
         StableSqliteStore::open(layout::STABLE_SQLITE_DATABASE_NAME, memory, config)
