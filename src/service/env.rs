@@ -78,7 +78,7 @@ impl CallEnv for IcEnv {
 
 /// Replies `value` to the current call, encoded by [`super::reply::encode`] (the same bytes as
 /// ic-cdk's own reply, without rebuilding the type table in every message), and returns the
-/// marker a `#[update(manual_reply = true)]` method returns. Traps if `value` cannot be
+/// marker an exported method returns for its Candid result type. Traps if `value` cannot be
 /// encoded, as ic-cdk's reply does.
 #[cfg(feature = "canister")]
 pub fn reply<T: candid::CandidType + 'static>(value: T) -> std::marker::PhantomData<T> {
@@ -86,8 +86,8 @@ pub fn reply<T: candid::CandidType + 'static>(value: T) -> std::marker::PhantomD
 }
 
 /// Replies `result` to the current call, encoded by [`super::reply::encode_result`] (an `Ok`
-/// with the type of its value, a subtype of `Result<T, StoreError>`), and returns the marker a
-/// `#[update(manual_reply = true)]` method returns. Traps if `result` cannot be encoded.
+/// with the type of its value, a subtype of `Result<T, StoreError>`), and returns the marker an
+/// exported method returns for its Candid result type. Traps if `result` cannot be encoded.
 #[cfg(feature = "canister")]
 pub fn reply_result<T: candid::CandidType + 'static>(
     result: Result<T, crate::StoreError>,
