@@ -42,7 +42,7 @@ ensure_cargo_tool() {
   if command -v "$binary" >/dev/null && cargo install --list | grep -q "^$crate v$version:"; then
     return 0
   fi
-  log "installing $crate $version (cargo install --locked; wasi2ic took 6 to 7 minutes on the 2-core CI machine)"
+  log "installing $crate $version (cargo install --locked; wasi2ic takes 6 to 14 minutes on a 2-core machine)"
   (cd "$ROOT" && cargo install --locked "$crate" --version "$version")
 }
 
