@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Builds the canisters in release mode into target/canisters/ and checks them: the two SQLite
-# canisters are converted with wasi2ic, and every canister must import nothing but ic0. (The
-# committed .did files are checked against the code by each canister's native test, the
-# project's one Candid check.) Installs what it lacks (Wasm targets, wasi2ic). Prints the
-# Wasm sizes and the Candid service.
+# Builds the canisters in release mode into target/canisters/ and checks them: the
+# wasm32-wasip1 canisters are converted with wasi2ic, and every canister must import nothing
+# but ic0. The store canisters are the registry's (canisters/engines.toml). (The committed
+# .did files are checked against the code by each canister's native test, the project's one
+# Candid check.) Installs what it lacks (Wasm targets, wasi2ic). Prints the Wasm sizes.
 #
-# Usage: scripts/build.sh [btree] [sqlite] [stable-sqlite] [client] [benches]
-#        (default: btree sqlite stable-sqlite client)
+# Usage: scripts/build.sh [CANISTER...]
+#        (default: every store canister of the registry and the client)
 # `client` is the example canister that calls a store canister (canisters/client).
 # `benches` is the canbench benchmark canister (its Candid is canbench's, not checked here).
 set -euo pipefail
@@ -18,68 +18,45 @@ mkdir -p "$OUT"
 RUSTFLAGS="$(wasm_rustflags)"
 export RUSTFLAGS
 
-# cargo_wasm TARGET PACKAGE: a release build of PACKAGE for TARGET, locked to Cargo.lock.
-cargo_wasm() {
-  cargo build --manifest-path "$ROOT/Cargo.toml" --release --locked --target "$1" -p "$2"
+# build CANISTER PACKAGE TARGET WASI2IC: a release build of PACKAGE for TARGET, locked to
+# Cargo.lock, copied (or converted with wasi2ic) to target/canisters/CANISTER.wasm.
+build() {
+  local canister=$1 package=$2 target=$3 wasi2ic=$4
+  log "building $canister ($package, $target, release)"
+  cargo build --manifest-path "$ROOT/Cargo.toml" --release --locked --target "$target" -p "$package"
+  local built="$ROOT/target/$target/release/${package//-/_}.wasm"
+  if [ "$wasi2ic" = 1 ]; then
+    wasi2ic "$built" "$OUT/$canister.wasm" >/dev/null
+  else
+    cp "$built" "$OUT/$canister.wasm"
+  fi
 }
 
-build_btree() {
-  log "building the B-tree canister (wasm32-unknown-unknown, release)"
-  cargo_wasm wasm32-unknown-unknown btree-canister
-  cp "$ROOT/target/wasm32-unknown-unknown/release/btree_canister.wasm" "$OUT/btree.wasm"
-}
-
-build_client() {
-  log "building the client canister (wasm32-unknown-unknown, release)"
-  cargo_wasm wasm32-unknown-unknown client-canister
-  cp "$ROOT/target/wasm32-unknown-unknown/release/client_canister.wasm" "$OUT/client.wasm"
-}
-
-build_sqlite() {
-  log "building the SQLite canister (wasm32-wasip1, release) and converting it with wasi2ic"
-  cargo_wasm wasm32-wasip1 sqlite-canister
-  wasi2ic "$ROOT/target/wasm32-wasip1/release/sqlite_canister.wasm" "$OUT/sqlite.wasm" >/dev/null
-}
-
-build_stable_sqlite() {
-  log "building the stable-memory SQLite canister (wasm32-wasip1, release) and converting it with wasi2ic"
-  cargo_wasm wasm32-wasip1 stable-sqlite-canister
-  wasi2ic "$ROOT/target/wasm32-wasip1/release/stable_sqlite_canister.wasm" "$OUT/stable-sqlite.wasm" >/dev/null
-}
-
-build_benches() {
-  log "building the benchmark canister (wasm32-wasip1, release) and converting it with wasi2ic"
-  cargo_wasm wasm32-wasip1 userstore-benches
-  wasi2ic "$ROOT/target/wasm32-wasip1/release/userstore_benches.wasm" "$OUT/benches.wasm" >/dev/null
-}
-
-# check CANISTER: only ic0 imports.
-check() {
-  python3 "$ROOT/scripts/wasm_imports.py" --only ic0 "$OUT/$1.wasm"
-}
+# The store canisters, one line each: canister package target wasi2ic.
+registry=$(python3 "$ROOT/scripts/registry.py" canisters)
+known="$registry
+client client-canister wasm32-unknown-unknown 0
+benches userstore-benches wasm32-wasip1 1"
 
 canisters=("$@")
-[ ${#canisters[@]} -gt 0 ] || canisters=(btree sqlite stable-sqlite client)
+if [ ${#canisters[@]} -eq 0 ]; then
+  while read -r canister _; do canisters+=("$canister"); done <<<"$registry"
+  canisters+=(client)
+fi
 for canister in "${canisters[@]}"; do
-  case "$canister" in
-    btree) build_btree ;;
-    sqlite) build_sqlite ;;
-    stable-sqlite) build_stable_sqlite ;;
-    client) build_client ;;
-    benches) build_benches ;;
-    *) echo "unknown canister '$canister' (btree, sqlite, stable-sqlite, client or benches)" >&2; exit 2 ;;
-  esac
+  line=$(awk -v name="$canister" '$1 == name' <<<"$known")
+  if [ -z "$line" ]; then
+    echo "unknown canister '$canister' (the registry's, client or benches)" >&2
+    exit 2
+  fi
+  # shellcheck disable=SC2086
+  build $line
   log "checking $canister: imports"
-  check "$canister"
+  python3 "$ROOT/scripts/wasm_imports.py" --only ic0 "$OUT/$canister.wasm"
 done
 
 log "canister Wasm"
 for canister in "${canisters[@]}"; do
-  printf '%-13s %10d bytes  %s\n' "$canister" "$(file_size "$OUT/$canister.wasm")" \
+  printf '%-16s %10d bytes  %s\n' "$canister" "$(file_size "$OUT/$canister.wasm")" \
     "target/canisters/$canister.wasm"
 done
-first=${canisters[0]}
-if [ "$first" = btree ] || [ "$first" = sqlite ]; then
-  log "Candid service (identical for every store canister; types in canisters/*/*.did)"
-  sed -n '/^service /,$p' "$ROOT/canisters/$first/$first.did"
-fi

@@ -17,19 +17,12 @@ from pathlib import Path
 
 import yaml
 
+import registry
 import report_calls
 
-ENGINES = [
-    ("btree", "B-tree"),
-    ("sqlite_delete", "SQLite DELETE"),
-    ("sqlite_truncate", "SQLite TRUNCATE"),
-    ("sqlite_persist", "SQLite PERSIST"),
-    ("sqlite_memory", "SQLite MEMORY"),
-    ("sqlite_wal", "SQLite WAL"),
-    ("sqlite_off", "SQLite OFF"),
-    ("stable_sqlite_memory", "Stable SQLite MEMORY"),
-    ("stable_sqlite_off", "Stable SQLite OFF"),
-]
+# The engine configurations of the canbench suite: this crate's engines in the registry
+# (canisters/engines.toml), whose configuration keys are the suite's engine prefixes.
+ENGINES = registry.configuration_labels(peers=False)
 ENGINE_LABEL = dict(ENGINES)
 SQLITE_ENGINES = [key for key, _ in ENGINES if key != "btree"]
 COLORS = ["#1b1b1b", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",

@@ -19,13 +19,22 @@ log "cargo clippy (native, all targets)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 log "cargo clippy (canisters for their Wasm targets)"
-RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target wasm32-unknown-unknown \
-  -p btree-canister -p client-canister -- -D warnings
-RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target wasm32-wasip1 \
-  -p sqlite-canister -p stable-sqlite-canister -p userstore-benches -- -D warnings
+# The registry's store canisters, each for its own target, with the client and the benchmark
+# canister. One clippy run per canister: packages built together share their dependencies'
+# features, which a canister built alone does not.
+while read -r _ package target _; do
+  RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target "$target" \
+    -p "$package" -- -D warnings
+done < <(python3 "$ROOT/scripts/registry.py" canisters
+         echo "client client-canister wasm32-unknown-unknown 0"
+         echo "benches userstore-benches wasm32-wasip1 1")
 
 log "building the canisters (imports checked)"
-"$ROOT/scripts/build.sh" btree sqlite stable-sqlite client benches
+store_canisters=()
+while read -r canister _; do
+  store_canisters+=("$canister")
+done < <(python3 "$ROOT/scripts/registry.py" canisters)
+"$ROOT/scripts/build.sh" "${store_canisters[@]}" client benches
 
 log "report generator tests (python)"
 python3 -m unittest discover -s "$ROOT/scripts" -p 'test_*.py'

@@ -1,6 +1,5 @@
 //! [`BTreeStore`]: the user table as an ic-stable-structures `StableBTreeMap<u64, Username>`.
 
-use crate::describe::{Engine, EngineInfo};
 use crate::error::StoreError;
 use crate::limits::{self, MAX_USERNAME_BYTES};
 use crate::store::UserStore;
@@ -10,12 +9,12 @@ use ic_stable_structures::{Memory, StableBTreeMap, Storable};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-mod placement;
+mod canister;
 
-pub use placement::{BTreeCanisterStore, RegionMemory, BTREE_REGION_FIRST_PAGE};
+pub use canister::{BTreeCanisterStore, BTreeConfig};
 
-/// The version of ic-stable-structures this crate is built against, reported by
-/// [`UserStore::describe`].
+/// The release line of ic-stable-structures this engine is built against, reported as its
+/// version (`Cargo.lock` resolves `0.7.x`; the tests check it).
 const STABLE_STRUCTURES_VERSION: &str = "0.7";
 
 /// A username as stored in the B-tree: its UTF-8 bytes, bounded by [`MAX_USERNAME_BYTES`].
@@ -232,14 +231,6 @@ impl<M: Memory> UserStore for BTreeStore<M> {
     fn count(&self) -> Result<u64, StoreError> {
         Ok(self.users.len())
     }
-
-    fn describe(&self) -> EngineInfo {
-        EngineInfo {
-            engine: Engine::StableBTreeMap,
-            engine_version: format!("ic-stable-structures {STABLE_STRUCTURES_VERSION}"),
-            sqlite: None,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -253,6 +244,19 @@ mod tests {
             username: format!("user-{id:0>95}"),
         })
         .collect()
+    }
+
+    #[test]
+    fn the_version_reported_is_the_one_cargo_lock_resolves() {
+        let lock = include_str!("../Cargo.lock");
+        let entry = lock
+            .split("[[package]]")
+            .find(|entry| entry.contains("name = \"ic-stable-structures\""))
+            .expect("Cargo.lock lists ic-stable-structures");
+        assert!(
+            entry.contains(&format!("version = \"{STABLE_STRUCTURES_VERSION}.")),
+            "update STABLE_STRUCTURES_VERSION: {entry}"
+        );
     }
 
     #[test]

@@ -1,32 +1,28 @@
 //! How a store describes itself to callers (the `config` query): which engine, which
 //! version, which configuration.
-//!
-//! [`Engine`] is the list of engines: adding an engine adds one variant here, its folder
-//! under `src/` and its [`crate::engine::StorageEngine`] implementation.
 
-use crate::sqlite::SqliteConfig;
+use crate::engine::{EngineConfig, StorageEngine};
 use candid::CandidType;
 use serde::{Deserialize, Serialize};
 
-/// Which storage engine a store uses.
-#[derive(CandidType, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Engine {
-    /// ic-stable-structures' `StableBTreeMap<u64, Username>`.
-    StableBTreeMap,
-    /// SQLite, one `users` table, on ic-wasi-polyfill's file system.
-    Sqlite,
-    /// SQLite, one `users` table, its pages straight in a stable-memory virtual memory
-    /// through this crate's VFS.
-    StableSqlite,
+/// What a store is and how it is configured, as reported by the canisters' `config` query.
+#[derive(CandidType, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct EngineInfo<C> {
+    /// The engine's name.
+    pub engine: String,
+    /// The engine's version: the library it is built on, with its version.
+    pub engine_version: String,
+    /// The configuration in force: a variant whose one case is the engine's name.
+    pub config: C,
 }
 
-/// What a store is and how it is configured, as reported by the canisters' `config` query.
-#[derive(CandidType, Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct EngineInfo {
-    /// The engine.
-    pub engine: Engine,
-    /// The engine's version (`ic-stable-structures` crate version, or SQLite library version).
-    pub engine_version: String,
-    /// The SQLite configuration in force, for a SQLite engine.
-    pub sqlite: Option<SqliteConfig>,
+impl<E: StorageEngine> EngineInfo<EngineConfig<E>> {
+    /// What `store` reports of itself.
+    pub fn of(store: &E) -> Self {
+        Self {
+            engine: E::NAME.to_string(),
+            engine_version: store.version(),
+            config: EngineConfig::new(store.config()),
+        }
+    }
 }

@@ -1,7 +1,6 @@
 //! # userstore
 //!
-//! One user-table API ([`UserStore`]) over three storage engines for Internet Computer
-//! canisters:
+//! One user-table API ([`UserStore`]) over storage engines for Internet Computer canisters:
 //! - [`BTreeStore`]: ic-stable-structures' `StableBTreeMap<u64, Username>` on any
 //!   [`ic_stable_structures::Memory`];
 //! - [`SqliteStore`]: one SQLite table, on stable memory inside a canister (through
@@ -9,10 +8,11 @@
 //! - [`StableSqliteStore`]: the same table with its pages straight in a stable-memory
 //!   `Memory`, through this crate's SQLite VFS, with no file system in between.
 //!
-//! Both validate every request against the published [`limits`] before they write, return
-//! errors as [`StoreError`] values, and make batch inserts all or nothing. Each engine also
-//! implements [`engine::StorageEngine`], what a canister needs beyond the table; the
-//! [`service`] module holds the Candid service and the lifecycle every store canister shares.
+//! Every engine validates each request against the published [`limits`] before it writes,
+//! returns errors as [`StoreError`] values, and makes batches all or nothing. Each engine
+//! also implements [`engine::StorageEngine`], what a canister needs beyond the table; the
+//! [`service`] module holds the Candid service and the lifecycle every store canister
+//! shares, and [`layout`] decides where each engine lives in stable memory.
 //!
 //! ```
 //! use ic_stable_structures::VectorMemory;
@@ -38,20 +38,24 @@ pub mod layout;
 pub mod limits;
 pub mod service;
 pub mod settings;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(feature = "sqlite")]
+pub mod sqlite_shared;
 #[cfg(feature = "sqlite")]
 pub mod stable_sqlite;
 pub mod store;
 pub mod user;
 
-pub use btree::BTreeStore;
-pub use describe::{Engine, EngineInfo};
-pub use engine::StorageEngine;
+pub use btree::{BTreeCanisterStore, BTreeStore};
+pub use describe::EngineInfo;
+pub use engine::{EngineConfig, StorageEngine};
 pub use error::{Limit, StoreError};
-pub use settings::InitArgs;
+pub use settings::{InitArgs, InitArgsOf};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
-pub use sqlite::{JournalMode, LockingMode, SqliteConfig, Synchronous};
+#[cfg(feature = "sqlite")]
+pub use sqlite_shared::{JournalMode, LockingMode, SqliteConfig, Synchronous};
 #[cfg(feature = "sqlite")]
 pub use stable_sqlite::StableSqliteStore;
 pub use store::UserStore;

@@ -1,6 +1,5 @@
 //! The one seam: the user-table API every engine implements.
 
-use crate::describe::EngineInfo;
 use crate::error::StoreError;
 use crate::user::User;
 
@@ -39,7 +38,4 @@ pub trait UserStore {
 
     /// The number of users.
     fn count(&self) -> Result<u64, StoreError>;
-
-    /// The engine and its configuration.
-    fn describe(&self) -> EngineInfo;
 }

@@ -3,9 +3,12 @@
 //! Candid methods, authorization, and that data survives upgrades for the B-tree and for
 //! SQLite in every journal mode.
 
-use userstore::service::{CanisterConfig, Stats};
-use userstore::{Engine, InitArgs, JournalMode, Limit, SqliteConfig, StoreError, User};
-use userstore_e2e::{controller, new_ic, owner, stranger, StoreCanister};
+use userstore::service::Stats;
+use userstore::{Limit, StoreError, User};
+use userstore_e2e::{
+    controller, every_store, new_ic, owner, plain_args, stranger, CommonConfig, PlainArgs,
+    StoreCanister,
+};
 
 fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
     ids.into_iter()
@@ -13,31 +16,18 @@ fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
         .collect()
 }
 
-/// Init arguments with the SQLite configuration `config`.
-fn with_sqlite(config: SqliteConfig) -> Option<InitArgs> {
-    Some(userstore_e2e::sqlite_args(config))
+/// An SQLite configuration in Candid text with `journal_mode` and `cache_size_pages`.
+fn sqlite_config(journal_mode: &str, page_size: u32, cache_size_pages: u32) -> String {
+    format!(
+        "record {{ journal_mode = variant {{ {journal_mode} }}; synchronous = variant {{ Off }}; \
+         page_size = {page_size}; cache_size_pages = {cache_size_pages}; \
+         locking_mode = variant {{ Exclusive }} }}"
+    )
 }
 
-/// Every configuration of every canister that must keep its data across upgrades, on one IC.
-fn every_store() -> Vec<(String, StoreCanister)> {
-    let ic = new_ic();
-    let mut stores = vec![(
-        "btree".to_string(),
-        StoreCanister::install_store(&ic, "btree", None),
-    )];
-    for journal_mode in JournalMode::ALL {
-        let args = with_sqlite(SqliteConfig::with_journal_mode(journal_mode));
-        let store = StoreCanister::install_store(&ic, "sqlite", args);
-        stores.push((format!("sqlite {journal_mode:?}"), store));
-    }
-    for journal_mode in [JournalMode::Memory, JournalMode::Off] {
-        let args = with_sqlite(SqliteConfig::for_stable_sqlite_with_journal_mode(
-            journal_mode,
-        ));
-        let store = StoreCanister::install_store(&ic, "stable-sqlite", args);
-        stores.push((format!("stable-sqlite {journal_mode:?}"), store));
-    }
-    stores
+/// The init argument that gives engine `name` the configuration `config`.
+fn with_config(name: &str, config: &str) -> String {
+    format!("(opt record {{ config = opt variant {{ {name} = {config} }} }})")
 }
 
 #[test]
@@ -46,7 +36,7 @@ fn data_survives_upgrades_and_writes_continue() {
         assert_eq!(store.insert_users(users(0..500)), Ok(500), "{name}");
         for round in 0..3u64 {
             store
-                .upgrade(None)
+                .upgrade("(null)")
                 .unwrap_or_else(|error| panic!("{name}: upgrade {round}: {error}"));
             assert_eq!(
                 store.count_users(),
@@ -125,7 +115,7 @@ fn every_method_over_candid() {
             stats.stable_memory_pages > 0 && stats.heap_pages > 0,
             "{name}: {stats:?}"
         );
-        let config: CanisterConfig = store.query_one("config", ());
+        let config: CommonConfig = store.query_one("config", ());
         assert_eq!(config.writers.principals, vec![owner()], "{name}");
         assert_eq!(config.limits.max_batch_size, 10_000, "{name}");
     }
@@ -173,34 +163,75 @@ fn arguments_in_another_candid_encoding_decode_as_before() {
 }
 
 #[test]
-fn config_reports_the_engine_and_the_sqlite_configuration() {
+fn config_reports_the_engine_and_the_configuration_it_was_installed_with() {
     let ic = new_ic();
-    let btree = StoreCanister::install_store(&ic, "btree", None);
-    let config: CanisterConfig = btree.query_one("config", ());
-    assert_eq!(config.engine.engine, Engine::StableBTreeMap);
-    assert_eq!(config.engine.sqlite, None);
+    for (engine, configuration) in engine_registry::configurations() {
+        let service = engine_registry::Service::of(&engine.canister).expect(".did");
+        let init = engine.init_text(configuration);
+        let store = StoreCanister::install_store(&ic, &engine.canister, &init);
+        let text = store.config_text();
+        assert!(
+            text.contains(&format!("engine = \"{}\"", engine.name)),
+            "{}: {text}",
+            configuration.key
+        );
+        let reply = store
+            .query_raw("config", userstore_e2e::encode(()))
+            .unwrap();
+        let reported = service.config_reported(&reply).unwrap();
+        match service.config_given(&init).unwrap() {
+            Some(given) => assert_eq!(reported, given, "{}", configuration.key),
+            // The engine's default: reported as what the registry's own default gives, if any.
+            None => assert!(
+                text.contains(&format!("variant {{ {} =", engine.name)),
+                "{}: {text}",
+                configuration.key
+            ),
+        }
+    }
+}
 
-    let persist = SqliteConfig::with_journal_mode(JournalMode::Persist);
-    let sqlite = StoreCanister::install_store(&ic, "sqlite", with_sqlite(persist.clone()));
-    let config: CanisterConfig = sqlite.query_one("config", ());
-    assert_eq!(config.engine.engine, Engine::Sqlite);
-    assert_eq!(config.engine.sqlite, Some(persist));
-    assert!(config.engine.engine_version.starts_with("SQLite 3."));
-
-    let stable = StoreCanister::install_store(&ic, "stable-sqlite", None);
-    let config: CanisterConfig = stable.query_one("config", ());
-    assert_eq!(config.engine.engine, Engine::StableSqlite);
-    assert_eq!(
-        config.engine.sqlite,
-        Some(SqliteConfig::for_stable_sqlite())
-    );
+#[test]
+fn every_canister_refuses_another_engine_s_configuration_and_the_earlier_sqlite_field() {
+    let ic = new_ic();
+    for engine in engine_registry::engines() {
+        for other in engine_registry::engines()
+            .iter()
+            .filter(|o| o.name != engine.name)
+        {
+            let foreign = other.init_arg(other.traced());
+            let Some(_) = other.traced().config else {
+                continue;
+            };
+            let refused = userstore_e2e::Deployed::install(&ic, &engine.canister, foreign.unwrap())
+                .err()
+                .unwrap_or_else(|| {
+                    panic!("{} accepted {}'s configuration", engine.name, other.name)
+                });
+            assert!(
+                refused
+                    .message
+                    .contains(&format!("not the {} engine's", engine.name)),
+                "{}: {refused}",
+                engine.name
+            );
+        }
+        let earlier = "(opt record { sqlite = opt record { page_size = 4096 : nat32 } })";
+        let refused = StoreCanister::try_install_store(&ic, &engine.canister, earlier)
+            .err()
+            .unwrap_or_else(|| panic!("{} accepted the `sqlite` field", engine.name));
+        assert!(
+            refused.message.contains("replaced by `config`"),
+            "{refused}"
+        );
+    }
 }
 
 #[test]
 fn the_stable_sqlite_canister_refuses_journal_files_at_install_and_upgrade() {
     let ic = new_ic();
-    let persist = with_sqlite(SqliteConfig::with_journal_mode(JournalMode::Persist));
-    let refused = StoreCanister::try_install_store(&ic, "stable-sqlite", persist.clone())
+    let persist = with_config("StableSqlite", &sqlite_config("Persist", 4096, 40_960));
+    let refused = StoreCanister::try_install_store(&ic, "stable-sqlite", &persist)
         .err()
         .expect("install refused");
     assert!(
@@ -208,20 +239,17 @@ fn the_stable_sqlite_canister_refuses_journal_files_at_install_and_upgrade() {
         "{refused}"
     );
 
-    let store = StoreCanister::install_store(&ic, "stable-sqlite", None);
+    let store = StoreCanister::install_store(&ic, "stable-sqlite", "(null)");
     store.insert_users(users(0..10)).expect("insert");
-    let refused = store.upgrade(persist).expect_err("upgrade refused");
+    let before = store.config_text();
+    let refused = store.upgrade(&persist).expect_err("upgrade refused");
     assert!(
         refused.message.contains("journal_mode Persist"),
         "{refused}"
     );
     // The refused upgrade changed nothing: same data, same configuration.
     assert_eq!(store.count_users(), 10);
-    let config: CanisterConfig = store.query_one("config", ());
-    assert_eq!(
-        config.engine.sqlite,
-        Some(SqliteConfig::for_stable_sqlite())
-    );
+    assert_eq!(store.config_text(), before);
 }
 
 #[test]
@@ -315,43 +343,44 @@ fn bad_input_is_an_error_value_and_changes_nothing() {
 
 #[test]
 fn an_upgrade_may_change_the_journal_mode_but_not_the_page_size() {
-    let memory = SqliteConfig::with_journal_mode(JournalMode::Memory);
-    let store = StoreCanister::install_store(&new_ic(), "sqlite", with_sqlite(memory.clone()));
+    let memory = with_config("Sqlite", &sqlite_config("Memory", 4096, 8192));
+    let store = StoreCanister::install_store(&new_ic(), "sqlite", &memory);
     store.insert_users(users(0..100)).unwrap();
 
-    let persist = SqliteConfig::with_journal_mode(JournalMode::Persist);
-    store
-        .upgrade(with_sqlite(persist.clone()))
-        .expect("journal mode change");
-    let config: CanisterConfig = store.query_one("config", ());
-    assert_eq!(config.engine.sqlite, Some(persist.clone()));
+    let persist = with_config("Sqlite", &sqlite_config("Persist", 4096, 8192));
+    store.upgrade(&persist).expect("journal mode change");
+    let config = store.config_text();
+    assert!(config.contains("Persist"), "{config}");
     assert_eq!(store.count_users(), 100);
 
-    let bigger_pages = SqliteConfig {
-        page_size: 8192,
-        ..persist.clone()
-    };
-    let refused = store
-        .upgrade(with_sqlite(bigger_pages))
-        .expect_err("refused");
+    let bigger_pages = with_config("Sqlite", &sqlite_config("Persist", 8192, 8192));
+    let refused = store.upgrade(&bigger_pages).expect_err("refused");
     assert!(refused.message.contains("page_size"), "{refused}");
     // The failed upgrade left the canister as it was.
-    let config: CanisterConfig = store.query_one("config", ());
-    assert_eq!(config.engine.sqlite, Some(persist));
+    assert_eq!(store.config_text(), config);
     assert_eq!(store.count_users(), 100);
     assert_eq!(store.insert_users(users(100..110)), Ok(10));
 }
 
 #[test]
-fn the_btree_canister_refuses_a_sqlite_configuration() {
-    let args = with_sqlite(SqliteConfig::default());
-    let refused = StoreCanister::try_install_store(&new_ic(), "btree", args)
-        .err()
-        .expect("install refused");
-    assert!(
-        refused.message.contains("SQLite configuration"),
-        "{refused}"
-    );
+fn an_empty_writer_list_is_refused_at_install_and_upgrade() {
+    let ic = new_ic();
+    let nobody = || {
+        plain_args(PlainArgs {
+            writers: Some(Vec::new()),
+            ..PlainArgs::default()
+        })
+    };
+    for engine in engine_registry::engines() {
+        let refused = userstore_e2e::Deployed::install(&ic, &engine.canister, nobody())
+            .err()
+            .unwrap_or_else(|| panic!("{}: installed with no writers", engine.name));
+        assert!(refused.message.contains("at least one"), "{refused}");
+        let store = StoreCanister::install_store(&ic, &engine.canister, "(null)");
+        store.insert_users(users(0..3)).unwrap();
+        assert!(store.upgrade_with(nobody()).is_err(), "{}", engine.name);
+        assert_eq!(store.insert_users(users(3..4)), Ok(1), "{}", engine.name);
+    }
 }
 
 #[test]

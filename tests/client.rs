@@ -1,27 +1,12 @@
 //! The client canister (`canisters/client`) calling each store canister with inter-canister
 //! calls: the code the README shows as "calling the store from your canister".
 
-use candid::{CandidType, Principal};
-use serde::Deserialize;
+use candid::Principal;
+// The client's own error type, as its Candid interface (`client.did`) declares it.
+use client_canister::ClientError;
 use std::rc::Rc;
-use userstore::{InitArgs, StoreError, User};
-use userstore_e2e::{controller, new_ic, owner, stranger, Deployed, Ic};
-
-/// The client's error type, as its Candid interface (`client.did`) declares it.
-#[derive(CandidType, Deserialize, Debug, PartialEq, Eq)]
-enum ClientError {
-    Store(StoreError),
-    CallFailed {
-        reject_code: Option<u32>,
-        message: String,
-    },
-    UnexpectedReply {
-        message: String,
-    },
-    Unauthorized {
-        caller: Principal,
-    },
-}
+use userstore::{StoreError, User};
+use userstore_e2e::{controller, new_ic, owner, plain_args, stranger, Deployed, Ic, PlainArgs};
 
 fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
     ids.into_iter()
@@ -44,11 +29,11 @@ fn pair(ic: &Rc<dyn Ic>, canister: &str, client_writes: bool) -> Pair {
     if client_writes {
         writers.push(client_id);
     }
-    let args = Some(InitArgs {
+    let args = plain_args(PlainArgs {
         writers: Some(writers),
-        ..InitArgs::default()
+        ..PlainArgs::default()
     });
-    let store = Deployed::install_on(ic, store_id, canister, candid::encode_one(args).unwrap())
+    let store = Deployed::install_on(ic, store_id, canister, args)
         .unwrap_or_else(|reject| panic!("install {canister}: {reject}"));
     let client = client_of(ic, client_id, store_id);
     Pair { store, client }
@@ -86,9 +71,10 @@ fn count_via(client: &Deployed) -> Result<u64, ClientError> {
 }
 
 #[test]
-fn the_client_inserts_reads_back_and_counts_through_both_stores() {
+fn the_client_inserts_reads_back_and_counts_through_every_store() {
     let ic = new_ic();
-    for canister in ["btree", "sqlite"] {
+    for engine in engine_registry::engines() {
+        let canister = engine.canister.as_str();
         let Pair { store, client } = pair(&ic, canister, true);
         let (target,): (Principal,) = client.query("store", ()).expect("store");
         assert_eq!(target, store.id);
@@ -138,7 +124,8 @@ fn the_client_forwards_writes_only_from_its_controllers() {
 #[test]
 fn a_store_that_does_not_list_the_client_refuses_its_writes() {
     let ic = new_ic();
-    for canister in ["btree", "sqlite"] {
+    for engine in engine_registry::engines() {
+        let canister = engine.canister.as_str();
         let Pair { store, client } = pair(&ic, canister, false);
         assert_eq!(
             insert(&client, owner(), users(0..3)),

@@ -1,11 +1,10 @@
-//! A randomized differential test: the B-tree canister and the SQLite canister (in several
-//! journal modes) get the same long sequence of calls, valid and invalid, from a writer and
-//! from a stranger, and must give byte-identical Candid replies to every one of them, then
-//! hold identical tables. The sequence comes from a fixed seed, so a failure reproduces.
+//! A randomized differential test: every configuration of every store canister in the
+//! registry gets the same long sequence of calls, valid and invalid, from a writer and from
+//! a stranger, and must give byte-identical Candid replies to every one of them, then hold
+//! identical tables. The sequence comes from a fixed seed, so a failure reproduces.
 
-use std::rc::Rc;
-use userstore::{JournalMode, SqliteConfig, User};
-use userstore_e2e::{encode, new_ic, owner, stranger, Ic, Rejected, StoreCanister};
+use userstore::User;
+use userstore_e2e::{encode, every_store, owner, stranger, Rejected, StoreCanister};
 
 /// The seed of the call sequence; change it to explore another one.
 const SEED: u64 = 0x5eed_2026_1122;
@@ -118,27 +117,6 @@ fn send(store: &StoreCanister, call: &Call) -> Result<Vec<u8>, Rejected> {
     }
 }
 
-/// The stable-memory SQLite canister with its default configuration and `journal_mode`.
-fn stable_sqlite(ic: &Rc<dyn Ic>, journal_mode: JournalMode) -> (String, StoreCanister) {
-    let config = SqliteConfig::for_stable_sqlite_with_journal_mode(journal_mode);
-    (
-        format!("stable-sqlite {journal_mode:?}"),
-        StoreCanister::install_store(
-            ic,
-            "stable-sqlite",
-            Some(userstore_e2e::sqlite_args(config)),
-        ),
-    )
-}
-
-fn sqlite(ic: &Rc<dyn Ic>, journal_mode: JournalMode) -> (String, StoreCanister) {
-    let args = userstore_e2e::sqlite_args(SqliteConfig::with_journal_mode(journal_mode));
-    (
-        format!("sqlite {journal_mode:?}"),
-        StoreCanister::install_store(ic, "sqlite", Some(args)),
-    )
-}
-
 /// Whether a Candid reply is a `Result`'s `Err` variant.
 fn is_error_value(reply: &[u8]) -> bool {
     let decoded: Result<candid::Reserved, userstore::StoreError> =
@@ -165,15 +143,11 @@ fn all_rows(store: &StoreCanister) -> Vec<User> {
 
 #[test]
 fn every_store_canister_replies_identically_to_a_random_call_sequence() {
-    let ic = new_ic();
-    let reference = StoreCanister::install_store(&ic, "btree", None);
-    let others = [
-        sqlite(&ic, JournalMode::Memory),
-        sqlite(&ic, JournalMode::Off),
-        sqlite(&ic, JournalMode::Wal),
-        stable_sqlite(&ic, JournalMode::Memory),
-        stable_sqlite(&ic, JournalMode::Off),
-    ];
+    // The first configuration of the registry is the reference; every other one, of every
+    // engine, must answer byte for byte as it does.
+    let mut stores = every_store();
+    let (reference_name, reference) = stores.remove(0);
+    let others = stores;
     let mut rng = Rng(SEED);
     let mut error_values = 0;
     for index in 0..CALLS {
@@ -191,7 +165,7 @@ fn every_store_canister_replies_identically_to_a_random_call_sequence() {
             let actual = send(store, &call);
             assert_eq!(
                 actual, expected,
-                "call {index} ({} by {}) differs between btree and {name}",
+                "call {index} ({} by {}) differs between {reference_name} and {name}",
                 call.method, call.caller
             );
         }

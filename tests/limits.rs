@@ -2,11 +2,11 @@
 //! with the number of rows that fit, and a batch that traps part way (the IC's instruction
 //! limit, injected by lowering it on icrun) leaves no row of it behind.
 
-use std::rc::Rc;
 use userstore::budget::MIN_INSTRUCTION_BUDGET;
-use userstore::service::CanisterConfig;
-use userstore::{InitArgs, JournalMode, Limit, SqliteConfig, StoreError, User};
-use userstore_e2e::{new_ic, owner, stranger, Ic, StoreCanister};
+use userstore::{Limit, StoreError, User};
+use userstore_e2e::{
+    every_store, new_ic, owner, plain_args, stranger, CommonConfig, Deployed, PlainArgs,
+};
 
 fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
     ids.into_iter()
@@ -14,30 +14,25 @@ fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
         .collect()
 }
 
-fn install(ic: &Rc<dyn Ic>, canister: &str, args: InitArgs) -> StoreCanister {
-    StoreCanister::install_store(ic, canister, Some(args))
-}
-
-fn sqlite_args(journal_mode: JournalMode) -> InitArgs {
-    userstore_e2e::sqlite_args(SqliteConfig::with_journal_mode(journal_mode))
-}
-
+/// The rows the error gave are a batch that is accepted and stays within the budget: only
+/// icrun reports what a message used, so on PocketIC this test is ignored, with its reason.
 #[test]
+#[cfg_attr(
+    pocket_ic,
+    ignore = "needs the instructions a message used, which only icrun reports"
+)]
 fn a_batch_over_the_instruction_budget_is_refused_with_the_rows_that_fit() {
     let ic = new_ic();
     let budget = MIN_INSTRUCTION_BUDGET;
-    let stores = [
-        ("btree", InitArgs::default()),
-        ("sqlite", sqlite_args(JournalMode::Persist)),
-        ("stable-sqlite", InitArgs::default()),
-    ];
-    for (canister, args) in stores {
-        let args = InitArgs {
+    // Each engine in the configuration its headline calls are traced in.
+    for engine in engine_registry::engines() {
+        let canister = engine.configurations[0].key.as_str();
+        let args = plain_args(PlainArgs {
             instruction_budget: Some(budget),
-            ..args
-        };
-        let store = install(&ic, canister, args);
-        let config: CanisterConfig = store.query_one("config", ());
+            ..PlainArgs::default()
+        });
+        let store = Deployed::install(&ic, &engine.canister, args).expect("installs");
+        let config: CommonConfig = store.query_one("config", ());
         assert_eq!(config.limits.instruction_budget, budget, "{canister}");
 
         let refused = store.insert_users(users(0..10_000));
@@ -60,13 +55,13 @@ fn a_batch_over_the_instruction_budget_is_refused_with_the_rows_that_fit() {
         let fit_rows = usize::try_from(fit).unwrap();
         assert_eq!(store.insert_users(users(0..fit)), Ok(fit), "{canister}");
         assert_eq!(store.count_users(), fit, "{canister}");
-        if let Some(used) = ic.last_update_instructions() {
-            eprintln!("{canister}: budget {budget}, {fit_rows} rows fit, they took {used}");
-            assert!(
-                used <= budget,
-                "{canister}: {fit_rows} rows took {used} instructions, over the budget {budget}"
-            );
-        }
+        let used = ic
+            .last_update_instructions()
+            .expect("icrun reports instructions");
+        assert!(
+            used <= budget,
+            "{canister}: {fit_rows} rows took {used} instructions, over the budget {budget}"
+        );
 
         // Deletes cost more per row than inserts (a B-tree node may merge): fewer of them fit.
         let (refused,): (Result<u64, StoreError>,) = store
@@ -89,58 +84,50 @@ fn a_batch_over_the_instruction_budget_is_refused_with_the_rows_that_fit() {
             .expect("delete_users replies");
         assert_eq!(deleted, Ok(deletable), "{canister}");
         assert_eq!(store.count_users(), fit - deletable, "{canister}");
-        if let Some(used) = ic.last_update_instructions() {
-            eprintln!("{canister}: {deletable} deletes fit, they took {used}");
-            assert!(
-                used <= budget,
-                "{canister}: {used} over the budget {budget}"
-            );
-        }
+        let used = ic
+            .last_update_instructions()
+            .expect("icrun reports instructions");
+        assert!(
+            used <= budget,
+            "{canister}: {deletable} deletes took {used}, over the budget {budget}"
+        );
     }
 }
 
 #[test]
 fn a_budget_outside_the_allowed_range_is_refused_at_install() {
     let ic = new_ic();
-    let args = InitArgs {
-        instruction_budget: Some(MIN_INSTRUCTION_BUDGET - 1),
-        ..InitArgs::default()
-    };
-    let refused = StoreCanister::try_install_store(&ic, "btree", Some(args))
-        .err()
-        .expect("install refused");
-    assert!(refused.message.contains("instruction_budget"), "{refused}");
+    for engine in engine_registry::engines() {
+        let args = plain_args(PlainArgs {
+            instruction_budget: Some(MIN_INSTRUCTION_BUDGET - 1),
+            ..PlainArgs::default()
+        });
+        let refused = Deployed::install(&ic, &engine.canister, args)
+            .err()
+            .expect("install refused");
+        assert!(refused.message.contains("instruction_budget"), "{refused}");
+    }
 }
 
+/// A message that exceeds its instruction limit traps: only icrun lets a test lower the
+/// limit, so on PocketIC this test is ignored, with its reason.
 #[test]
+#[cfg_attr(
+    pocket_ic,
+    ignore = "needs a lowered instruction limit, which only icrun can set"
+)]
 fn a_batch_that_traps_part_way_leaves_no_row_behind() {
-    let ic = new_ic();
-    let mut stores = vec![(
-        "btree".to_string(),
-        install(&ic, "btree", InitArgs::default()),
-    )];
-    for journal_mode in JournalMode::ALL {
-        let store = install(&ic, "sqlite", sqlite_args(journal_mode));
-        stores.push((format!("sqlite {journal_mode:?}"), store));
-    }
-    for journal_mode in [JournalMode::Memory, JournalMode::Off] {
-        let config = SqliteConfig::for_stable_sqlite_with_journal_mode(journal_mode);
-        let store = install(&ic, "stable-sqlite", userstore_e2e::sqlite_args(config));
-        stores.push((format!("stable-sqlite {journal_mode:?}"), store));
-    }
+    let stores = every_store();
+    let ic = &stores[0].1.ic;
     for (name, store) in &stores {
         assert_eq!(store.insert_users(users(0..100)), Ok(100), "{name}");
         let batch = userstore_e2e::encode((users(1_000..6_000),));
         // What decoding the batch costs: a stranger's call is refused right after it.
         let refused = store.update_raw(stranger(), "insert_users", batch.clone());
         assert!(refused.is_ok(), "{name}: the stranger gets an error value");
-        let Some(decoding) = ic.last_update_instructions() else {
-            eprintln!(
-                "skipped on {}: it reports no instruction counts",
-                ic.backend()
-            );
-            return;
-        };
+        let decoding = ic
+            .last_update_instructions()
+            .expect("icrun reports instructions");
         // The limit lets the message decode the batch and write a few hundred rows, then trap.
         let limit = decoding + 5_000_000;
         assert!(ic.set_update_instruction_limit(store.id, limit), "{name}");

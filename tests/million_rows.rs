@@ -1,4 +1,4 @@
-//! The slow test: each store canister fills a 1,000,000-row table through its Candid API
+//! The slow test: each store canister of the registry fills a 1,000,000-row table through its Candid API
 //! (100 batches of 10,000 rows, each batch one update message within the IC's limits), is
 //! upgraded, and still has every row and takes more writes.
 
@@ -15,8 +15,9 @@ fn user(id: u64) -> User {
 #[test]
 fn a_million_row_table_survives_an_upgrade() {
     let ic = new_ic();
-    for canister in ["btree", "sqlite", "stable-sqlite"] {
-        let store = StoreCanister::install_store(&ic, canister, None);
+    for engine in engine_registry::engines() {
+        let canister = engine.canister.as_str();
+        let store = StoreCanister::install_store(&ic, canister, "(null)");
         for start in (0..ROWS).step_by(BATCH as usize) {
             // Even ids, so the table has room for middle inserts afterwards.
             let batch: Vec<User> = (start..start + BATCH).map(|i| user(2 * i)).collect();
@@ -28,7 +29,7 @@ fn a_million_row_table_survives_an_upgrade() {
         assert_eq!(store.count_users(), ROWS, "{canister}");
 
         store
-            .upgrade(None)
+            .upgrade("(null)")
             .unwrap_or_else(|reject| panic!("{canister}: upgrade: {reject}"));
         assert_eq!(store.count_users(), ROWS, "{canister} after the upgrade");
         for id in [0, 2 * 123_457, 2 * (ROWS - 1)] {

@@ -11,6 +11,14 @@ use icrun::{Canister, Env, Limits, Options, Window};
 use icrun_cli::bench::BenchResult;
 use std::path::PathBuf;
 
+/// Every engine of the benchmark canister: its name for `seed`, and the prefix of its
+/// benches (in the journal mode the canister seeds with).
+const BENCH_ENGINES: [(&str, &str); 3] = [
+    ("btree", "btree"),
+    ("sqlite", "sqlite_memory"),
+    ("stable-sqlite", "stable_sqlite_memory"),
+];
+
 fn benches_wasm() -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/canisters/benches.wasm");
     std::fs::read(&path).unwrap_or_else(|error| {
@@ -32,7 +40,7 @@ fn seeded(tracing: bool) -> Canister {
     let (mut canister, _) =
         Canister::install_with(&benches_wasm(), &[], anonymous, Env::default(), options)
             .expect("installs");
-    for engine in ["btree", "sqlite"] {
+    for engine in BENCH_ENGINES.map(|(seeded, _)| seeded) {
         let arg = Encode!(&engine, &"10k", &0u64, &10_000u64).expect("encodes");
         let reply = canister
             .update("seed", &arg, anonymous)
@@ -57,10 +65,8 @@ fn run_bench(canister: &mut Canister, bench: &str) -> BenchResult {
 fn traces_of_the_one_row_insert_add_up_to_the_bench_exactly() {
     let mut plain = seeded(false);
     let mut traced = seeded(true);
-    for bench in [
-        "btree_rows_10k_insert_middle_1",
-        "sqlite_memory_rows_10k_insert_middle_1",
-    ] {
+    for (_, prefix) in BENCH_ENGINES {
+        let bench = &format!("{prefix}_rows_10k_insert_middle_1");
         let measured = run_bench(&mut plain, bench);
         traced.record_traces(true);
         let again = run_bench(&mut traced, bench);

@@ -11,6 +11,7 @@ use ic_stable_structures::memory_manager::{MemoryManager, VirtualMemory};
 use ic_stable_structures::DefaultMemoryImpl;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
+use userstore::layout;
 use userstore::sqlite::stable_memory;
 use userstore::{
     BTreeStore, JournalMode, SqliteConfig, SqliteStore, StableSqliteStore, StoreError, UserStore,
@@ -45,7 +46,7 @@ pub fn open_sqlite(size: TableSize, journal_mode: JournalMode) -> Result<SqliteS
     MEMORY_MANAGER.with(|manager| {
         // Each flag is set only once its step succeeded, so a failed call retries it.
         if !FILE_SYSTEM_READY.with(|ready| *ready.borrow()) {
-            stable_memory::init_file_system(manager)?;
+            stable_memory::init_file_system(manager, layout::FILE_SYSTEM_MEMORY_IDS)?;
             FILE_SYSTEM_READY.with(|ready| *ready.borrow_mut() = true);
         }
         let path = size.sqlite_path();
@@ -68,7 +69,7 @@ pub fn open_stable_sqlite(
     journal_mode: JournalMode,
 ) -> Result<StableSqliteStore, StoreError> {
     let memory = MEMORY_MANAGER.with(|manager| manager.get(size.stable_sqlite_memory_id()));
-    let config = SqliteConfig::for_stable_sqlite_with_journal_mode(journal_mode);
+    let config = StableSqliteStore::config_with_journal_mode(journal_mode);
     StableSqliteStore::open(size.stable_sqlite_name(), memory, config)
 }
 

@@ -82,7 +82,8 @@ impl TableSize {
     /// The name this size's stable-memory SQLite database is registered under with the VFS.
     pub fn stable_sqlite_name(self) -> &'static str {
         match self {
-            Self::Rows1m => layout::STABLE_SQLITE_DATABASE_NAME,
+            // The name the stable-memory SQLite canister registers its database under.
+            Self::Rows1m => "users.db",
             Self::Rows100k => "users-100k.db",
             Self::Rows10k => "users-10k.db",
         }
@@ -91,7 +92,9 @@ impl TableSize {
     /// The path of this size's SQLite database file.
     pub fn sqlite_path(self) -> &'static str {
         match self {
-            Self::Rows1m => layout::SQLITE_DATABASE_PATH,
+            // Where the SQLite canister keeps its database file
+            // (`userstore::sqlite::stable_memory::DATABASE_PATH`).
+            Self::Rows1m => "/userstore/users.db",
             Self::Rows100k => "/userstore/users-100k.db",
             Self::Rows10k => "/userstore/users-10k.db",
         }
@@ -141,9 +144,8 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), 9);
-        let file_system: Vec<MemoryId> = layout::SQLITE_FILE_SYSTEM_MEMORY_IDS
-            .map(MemoryId::new)
-            .collect();
+        let file_system: Vec<MemoryId> =
+            layout::FILE_SYSTEM_MEMORY_IDS.map(MemoryId::new).collect();
         assert!(ids.iter().all(|id| !file_system.contains(id)));
         assert!(!ids.contains(&layout::SETTINGS_MEMORY_ID));
     }

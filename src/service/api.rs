@@ -6,8 +6,7 @@
 
 use super::env::CallEnv;
 use super::{CanisterConfig, Stats, StoreState};
-use crate::budget::BatchWrite;
-use crate::engine::StorageEngine;
+use crate::engine::{BatchWrite, EngineConfig, StorageEngine};
 use crate::error::StoreError;
 use crate::user::User;
 
@@ -105,7 +104,7 @@ pub fn count_users<E: StorageEngine>(state: &StoreState<E>) -> Result<u64, Store
 }
 
 /// `config`: the engine and its configuration, the writers and the limits.
-pub fn config<E: StorageEngine>(state: &StoreState<E>) -> CanisterConfig {
+pub fn config<E: StorageEngine>(state: &StoreState<E>) -> CanisterConfig<EngineConfig<E>> {
     state.config()
 }
 

@@ -7,24 +7,33 @@ use super::StoreState;
 use crate::engine::StorageEngine;
 use crate::error::StoreError;
 use crate::layout::{self, SETTINGS_MEMORY_ID};
-use crate::settings::{InitArgs, Settings};
+use crate::settings::{refuse_foreign_config, InitArgsOf, Settings};
 
 /// `init`: the settings of a fresh install by the caller, saved, and the store opened.
+/// `raw_args` are the argument's Candid bytes, which tell a configuration for another engine
+/// (which decodes as none) from none ([`refuse_foreign_config`]).
 pub fn init<E: StorageEngine>(
     env: &impl CallEnv,
-    args: Option<InitArgs>,
+    args: Option<InitArgsOf<E>>,
+    raw_args: &[u8],
 ) -> Result<StoreState<E>, StoreError> {
+    refuse_foreign_config(&args, raw_args)?;
     let settings = Settings::for_install::<E>(args, env.caller())?;
-    open_and_save(settings)
+    save_and_open(settings)
 }
 
 /// `post_upgrade`: the settings kept in stable memory, changed by the upgrade argument, and
-/// the store reopened with them. A configuration the engine refuses (say, a different SQLite
-/// page size) fails the upgrade, and the IC keeps the canister as it was.
-pub fn post_upgrade<E: StorageEngine>(args: Option<InitArgs>) -> Result<StoreState<E>, StoreError> {
-    let settings =
-        Settings::load(layout::canister_memory(SETTINGS_MEMORY_ID))?.upgraded::<E>(args)?;
-    open_and_save(settings)
+/// the store reopened with them. An upgrade to another engine's Wasm, or a configuration the
+/// engine refuses (say, a different SQLite page size), fails before anything is written, and
+/// the IC keeps the canister as it was.
+pub fn post_upgrade<E: StorageEngine>(
+    args: Option<InitArgsOf<E>>,
+    raw_args: &[u8],
+) -> Result<StoreState<E>, StoreError> {
+    refuse_foreign_config(&args, raw_args)?;
+    let settings = Settings::<E::Config>::load(layout::canister_memory(SETTINGS_MEMORY_ID))?
+        .upgraded::<E>(args)?;
+    save_and_open(settings)
 }
 
 /// `pre_upgrade`: closes the store so it flushes what it holds in the heap.
@@ -32,13 +41,24 @@ pub fn pre_upgrade<E: StorageEngine>(state: StoreState<E>) -> Result<(), StoreEr
     state.into_store().close()
 }
 
-/// Opens the store with `settings` and prepares the query replies ([`super::reply`]), then
-/// saves the settings (a store that does not open saves nothing).
-fn open_and_save<E: StorageEngine>(settings: Settings) -> Result<StoreState<E>, StoreError> {
-    let store = E::open_in_canister(settings.sqlite.clone())?;
+/// Places the store (refusing memory another layout owns, before anything is written),
+/// saves `settings`, then opens the store with them and prepares the query replies
+/// ([`super::reply`]). The settings are saved before the store opens: an engine with a
+/// memory manager of its own ([`crate::engine::MemoryAccess::OwnManager`]) must be the last
+/// to write the manager's header. A store that does not open traps the install or upgrade,
+/// and the IC discards the saved settings with everything else the message wrote.
+fn save_and_open<E: StorageEngine>(
+    settings: Settings<E::Config>,
+) -> Result<StoreState<E>, StoreError> {
+    let config = settings
+        .config
+        .clone()
+        .ok_or_else(|| StoreError::invalid_config("the settings hold no engine configuration"))?;
+    let placed = layout::place::<E>()?;
+    settings.save(layout::canister_memory(SETTINGS_MEMORY_ID));
+    let store = placed.open::<E>(config)?;
     super::reply::prepare_query_replies()
         .map_err(|error| StoreError::storage("encoding the reply types", error))?;
-    settings.save(layout::canister_memory(SETTINGS_MEMORY_ID));
     let budget = settings.effective_instruction_budget();
     Ok(StoreState::new(store, settings.writers, budget))
 }

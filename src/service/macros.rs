@@ -45,9 +45,10 @@ macro_rules! export_user_table_api {
         }
 
         #[::ic_cdk::init]
-        fn init(args: Option<::userstore::InitArgs>) {
+        fn init(args: Option<::userstore::InitArgsOf<$engine>>) {
             let env = ::userstore::service::env::IcEnv;
-            __userstore_open(::userstore::service::lifecycle::init(&env, args));
+            let raw_args = ::ic_cdk::api::msg_arg_data();
+            __userstore_open(::userstore::service::lifecycle::init(&env, args, &raw_args));
         }
 
         /// A failed close is logged, not trapped: a trap would block every upgrade, including
@@ -62,8 +63,9 @@ macro_rules! export_user_table_api {
         }
 
         #[::ic_cdk::post_upgrade]
-        fn post_upgrade(args: Option<::userstore::InitArgs>) {
-            __userstore_open(::userstore::service::lifecycle::post_upgrade(args));
+        fn post_upgrade(args: Option<::userstore::InitArgsOf<$engine>>) {
+            let raw_args = ::ic_cdk::api::msg_arg_data();
+            __userstore_open(::userstore::service::lifecycle::post_upgrade(args, &raw_args));
         }
 
         $crate::__userstore_method! {
@@ -148,7 +150,7 @@ macro_rules! export_user_table_api {
 
         $crate::__userstore_method! {
             /// The engine, its configuration, the writers and the limits.
-            query config() -> ::userstore::service::CanisterConfig {
+            query config() -> ::userstore::service::CanisterConfig<::userstore::EngineConfig<$engine>> {
                 let result = __userstore_state(|state| ::userstore::service::api::config(state));
                 ::userstore::service::env::reply(result)
             }

@@ -20,9 +20,8 @@ mod macros;
 pub mod reply;
 
 use crate::access::Writers;
-use crate::budget::{BatchWrite, WriteCost};
 use crate::describe::EngineInfo;
-use crate::engine::StorageEngine;
+use crate::engine::{BatchWrite, EngineConfig, StorageEngine, WriteCost};
 use crate::error::StoreError;
 use crate::limits;
 use candid::CandidType;
@@ -59,10 +58,10 @@ impl Limits {
 }
 
 /// The reply of the `config` query.
-#[derive(CandidType, Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct CanisterConfig {
+#[derive(CandidType, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct CanisterConfig<C> {
     /// The engine and its configuration.
-    pub engine: EngineInfo,
+    pub engine: EngineInfo<C>,
     /// Who may write.
     pub writers: Writers,
     /// The limits requests must respect.
@@ -139,9 +138,9 @@ impl<E: StorageEngine> StoreState<E> {
     }
 
     /// The `config` query's reply.
-    pub fn config(&self) -> CanisterConfig {
+    pub fn config(&self) -> CanisterConfig<EngineConfig<E>> {
         CanisterConfig {
-            engine: self.store.describe(),
+            engine: EngineInfo::of(&self.store),
             writers: self.writers.clone(),
             limits: Limits::with_budget(self.instruction_budget),
         }

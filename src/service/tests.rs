@@ -5,10 +5,9 @@ use super::api;
 use super::env::CallEnv;
 use super::lifecycle;
 use super::StoreState;
-use crate::btree::BTreeCanisterStore;
-use crate::budget::{BatchWrite, MIN_INSTRUCTION_BUDGET};
-use crate::describe::{Engine, EngineInfo};
-use crate::engine::StorageEngine;
+use crate::btree::{BTreeCanisterStore, BTreeConfig};
+use crate::budget::MIN_INSTRUCTION_BUDGET;
+use crate::engine::{BatchWrite, EngineStorage, StorageEngine, WriteCost};
 use crate::error::{Limit, StoreError};
 use crate::settings::InitArgs;
 use crate::store::UserStore;
@@ -69,7 +68,7 @@ fn installed() -> StoreState<BTree> {
         instruction_budget: Some(MIN_INSTRUCTION_BUDGET),
         ..InitArgs::default()
     };
-    lifecycle::init::<BTree>(&TestEnv::from(principal(1)), Some(args)).expect("installs")
+    lifecycle::init::<BTree>(&TestEnv::from(principal(1)), Some(args), &[]).expect("installs")
 }
 
 #[test]
@@ -168,30 +167,31 @@ impl UserStore for BrokenStore {
     fn count(&self) -> Result<u64, StoreError> {
         Ok(0)
     }
-    fn describe(&self) -> EngineInfo {
-        EngineInfo {
-            engine: Engine::StableBTreeMap,
-            engine_version: "broken".into(),
-            sqlite: None,
-        }
-    }
 }
 
 impl StorageEngine for BrokenStore {
+    const NAME: &'static str = "Broken";
+    type Config = BTreeConfig;
     fn settle_config(
-        _: Option<crate::SqliteConfig>,
-        _: Option<crate::SqliteConfig>,
-    ) -> Result<Option<crate::SqliteConfig>, StoreError> {
-        Ok(None)
+        _: Option<BTreeConfig>,
+        _: Option<BTreeConfig>,
+    ) -> Result<BTreeConfig, StoreError> {
+        Ok(BTreeConfig {})
     }
-    fn write_cost(_: BatchWrite) -> crate::budget::WriteCost {
-        crate::budget::WriteCost {
+    fn write_cost(_: BatchWrite) -> WriteCost {
+        WriteCost {
             per_batch: 0,
             per_row: 1,
         }
     }
-    fn open_in_canister(_: Option<crate::SqliteConfig>) -> Result<Self, StoreError> {
+    fn open(_: EngineStorage<'_>, _: BTreeConfig) -> Result<Self, StoreError> {
         Ok(BrokenStore)
+    }
+    fn config(&self) -> BTreeConfig {
+        BTreeConfig {}
+    }
+    fn version(&self) -> String {
+        "broken".into()
     }
 }
 
@@ -226,7 +226,7 @@ fn config_and_stats_report_the_canister() {
     let mut state = installed();
     api::insert_user(&mut state, &TestEnv::from(principal(1)), User::new(4, "d")).unwrap();
     let config = api::config(&state);
-    assert_eq!(config.engine.engine, Engine::StableBTreeMap);
+    assert_eq!(config.engine.engine, "StableBTreeMap");
     assert_eq!(config.writers.principals, vec![principal(1)]);
     assert_eq!(config.limits.instruction_budget, MIN_INSTRUCTION_BUDGET);
     let stats = api::stats(&state, &TestEnv::from(principal(2))).unwrap();
@@ -250,18 +250,18 @@ fn an_upgrade_keeps_the_table_and_the_settings_it_is_not_given() {
         writers: Some(vec![principal(3)]),
         ..InitArgs::default()
     };
-    let state = lifecycle::post_upgrade::<BTree>(Some(writers)).expect("upgrades");
+    let state = lifecycle::post_upgrade::<BTree>(Some(writers), &[]).expect("upgrades");
     assert_eq!(api::get_user(&state, 8), Ok(User::new(8, "kept")));
     let config = api::config(&state);
     assert_eq!(config.writers.principals, vec![principal(3)]);
     assert_eq!(config.limits.instruction_budget, MIN_INSTRUCTION_BUDGET);
-    // The B-tree refuses a SQLite configuration; the upgrade fails.
+    // The earlier interface's `sqlite` field is refused; the upgrade fails.
     let sqlite = InitArgs {
-        sqlite: Some(crate::SqliteConfig::default()),
+        sqlite: Some(candid::Reserved),
         ..InitArgs::default()
     };
     assert!(matches!(
-        lifecycle::post_upgrade::<BTree>(Some(sqlite)),
+        lifecycle::post_upgrade::<BTree>(Some(sqlite), &[]),
         Err(StoreError::InvalidConfig { .. })
     ));
 }

@@ -1,53 +1,65 @@
-//! [`SqliteStore`] in a canister: its configuration, its cost bounds and where it opens.
+//! [`SqliteStore`] in a canister: its name, configuration, cost bounds and where it opens.
 
-use super::{SqliteConfig, SqliteStore};
-use crate::budget::{BatchWrite, WriteCost};
-use crate::engine::StorageEngine;
+use super::SqliteStore;
+use crate::engine::{BatchWrite, EngineStorage, MemoryAccess, StorageEngine, WriteCost};
 use crate::error::StoreError;
+use crate::sqlite_shared::{SqlTable, SqliteConfig};
 
 impl StorageEngine for SqliteStore {
+    const NAME: &'static str = "Sqlite";
+
+    /// The database file on one memory, its journals on a file system of its own.
+    const MEMORY_ACCESS: MemoryAccess = MemoryAccess::HandedWithFileSystem;
+
+    type Config = SqliteConfig;
+
     /// The configuration asked for, else the one in force, else the default; checked.
     fn settle_config(
         requested: Option<SqliteConfig>,
         current: Option<SqliteConfig>,
-    ) -> Result<Option<SqliteConfig>, StoreError> {
+    ) -> Result<SqliteConfig, StoreError> {
         let config = requested.or(current).unwrap_or_default();
         config.validate()?;
-        Ok(Some(config))
+        Ok(config)
     }
 
     fn write_cost(write: BatchWrite) -> WriteCost {
+        // About twice the worst per row measured (canbench_results.yml, cold scopes; the
+        // TRUNCATE journal is the dearest): every touched page is journaled.
         let per_row = match write {
-            // Measured worst: 19,727 per row (middle inserts, TRUNCATE, cold).
             BatchWrite::Insert => 40_000,
-            // Measured worst: 105,426 per row (TRUNCATE, cold): every touched page is journaled.
             BatchWrite::Update => 220_000,
-            // Measured worst: 103,563 per row (TRUNCATE, cold).
             BatchWrite::Delete => 220_000,
         };
         WriteCost {
-            // Measured worst one-row transaction: 1,258,293 (TRUNCATE, cold); 20 million also
-            // covers a WAL checkpoint.
+            // The dearest one-row transaction measured, with room for a WAL checkpoint.
             per_batch: 20_000_000,
             per_row,
         }
     }
 
     /// Inside a canister: mounts the polyfill's file system and the database file on the
-    /// canister's memory manager, then opens the database. Natively (to export the Candid
+    /// memories it is handed, then opens the database. Natively (to export the Candid
     /// service in tests): an in-memory database.
-    fn open_in_canister(config: Option<SqliteConfig>) -> Result<Self, StoreError> {
-        crate::layout::refuse_data_outside_manager("opening the SQLite database")?;
-        let config = config.unwrap_or_default();
+    fn open(storage: EngineStorage<'_>, config: SqliteConfig) -> Result<Self, StoreError> {
         #[cfg(target_os = "wasi")]
         {
-            crate::layout::with_memory_manager(super::stable_memory::mount)?;
+            super::stable_memory::mount(storage)?;
             super::stable_memory::open(config)
         }
         #[cfg(not(target_os = "wasi"))]
         {
+            let _ = storage;
             SqliteStore::open_in_memory(config)
         }
+    }
+
+    fn config(&self) -> SqliteConfig {
+        SqliteStore::config(self).clone()
+    }
+
+    fn version(&self) -> String {
+        SqlTable::version()
     }
 
     /// Closes the connection so SQLite flushes what it holds.

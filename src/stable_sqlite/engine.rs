@@ -1,55 +1,61 @@
-//! [`StableSqliteStore`] in a canister: its configuration, its cost bounds and where it opens.
+//! [`StableSqliteStore`] in a canister: its name, configuration, cost bounds and where it
+//! opens.
 
 use super::StableSqliteStore;
-use crate::budget::{BatchWrite, WriteCost};
-use crate::engine::StorageEngine;
+use crate::engine::{BatchWrite, EngineStorage, StorageEngine, WriteCost};
 use crate::error::StoreError;
-use crate::layout;
-use crate::sqlite::SqliteConfig;
+use crate::sqlite_shared::{SqlTable, SqliteConfig};
+
+/// The name the engine registers its database under with its VFS.
+const DATABASE_NAME: &str = "users.db";
 
 impl StorageEngine for StableSqliteStore {
+    const NAME: &'static str = "StableSqlite";
+
+    type Config = SqliteConfig;
+
     /// The configuration asked for, else the one in force, else
     /// [`StableSqliteStore::default_config`]; checked by [`StableSqliteStore::check_config`].
     fn settle_config(
         requested: Option<SqliteConfig>,
         current: Option<SqliteConfig>,
-    ) -> Result<Option<SqliteConfig>, StoreError> {
+    ) -> Result<SqliteConfig, StoreError> {
         let config = requested
             .or(current)
             .unwrap_or_else(StableSqliteStore::default_config);
         StableSqliteStore::check_config(&config)?;
-        Ok(Some(config))
+        Ok(config)
     }
 
     fn write_cost(write: BatchWrite) -> WriteCost {
-        // Measured worst per row at 1,000,000 rows (canbench_results.yml, cold scopes),
-        // doubled or more: every touched page is read from stable memory once and written
-        // once at COMMIT (docs/metering.md §5, §6), so the cost per row does not depend on
-        // the journal mode beyond the in-heap copy.
+        // About twice the worst per row measured (canbench_results.yml, cold scopes): every
+        // touched page is read from stable memory once and written once at COMMIT
+        // (docs/metering.md §5, §6), so the cost per row does not depend on the journal mode
+        // beyond the in-heap copy.
         let per_row = match write {
-            // 16,881 (stable_sqlite_memory_insert_middle_10000, cold).
             BatchWrite::Insert => 40_000,
-            // 34,531 (stable_sqlite_off_update_1000, cold).
             BatchWrite::Update => 80_000,
-            // 32,694 (stable_sqlite_off_delete_1000, cold).
             BatchWrite::Delete => 80_000,
         };
         WriteCost {
-            // The worst one-row transaction: 217,045 (stable_sqlite_memory_insert_middle_1,
-            // cold: a leaf split); 5 million leaves room for a split cascading to the root.
+            // The dearest one-row transaction measured is a leaf split; 5 million leaves
+            // room for a split cascading to the root.
             per_batch: 5_000_000,
             per_row,
         }
     }
 
-    /// Opens the table in the canister's virtual memory
-    /// [`layout::STABLE_SQLITE_DATABASE_MEMORY_ID`] (natively, where there is no canister,
-    /// in that memory of the thread's memory manager over a `VectorMemory`).
-    fn open_in_canister(config: Option<SqliteConfig>) -> Result<Self, StoreError> {
-        layout::refuse_data_outside_manager("opening the stable-memory SQLite database")?;
-        let config = config.unwrap_or_else(StableSqliteStore::default_config);
-        let memory = layout::canister_memory(layout::STABLE_SQLITE_DATABASE_MEMORY_ID);
-        StableSqliteStore::open(layout::STABLE_SQLITE_DATABASE_NAME, memory, config)
+    /// Opens the table in the memory the canister hands the engine.
+    fn open(storage: EngineStorage<'_>, config: SqliteConfig) -> Result<Self, StoreError> {
+        StableSqliteStore::open_boxed(DATABASE_NAME, storage.memory.into_boxed(), config)
+    }
+
+    fn config(&self) -> SqliteConfig {
+        StableSqliteStore::config(self).clone()
+    }
+
+    fn version(&self) -> String {
+        SqlTable::version()
     }
 
     /// Closes the connection. Nothing is left to flush: every commit is in stable memory.

@@ -2,7 +2,8 @@
 //! ic-stable-structures `Memory` (in a canister, a virtual memory of its memory manager),
 //! through a VFS of this crate ([`vfs`]) with no file system in between.
 //!
-//! The SQL and the table are [`crate::SqliteStore`]'s; what differs is the storage:
+//! The SQL and the table are shared with [`crate::SqliteStore`]
+//! ([`crate::sqlite_shared::SqlTable`]); what differs is the storage:
 //! - the database file is a [`memory_file::MemoryFile`]: page n of the database at a fixed
 //!   offset of the Memory, behind a 4 KiB header that also keeps the row count;
 //! - the rollback journal is SQLite's in-heap one (`journal_mode=MEMORY`) or none
@@ -10,8 +11,9 @@
 //!   journal mode is refused with [`crate::StoreError::InvalidConfig`];
 //! - with `cache_spill=OFF` SQLite writes pages to the Memory only at `COMMIT`, and only
 //!   the pages the transaction changed;
-//! - SQLite's page cache is this engine's own ([`page_cache`]): page-aligned buffers and no
-//!   LRU list, so that a message dirties only the heap pages it changes.
+//! - SQLite's page cache is this engine's own ([`crate::sqlite_shared::page_cache`]):
+//!   page-aligned buffers and no LRU list, so that a message dirties only the heap pages it
+//!   changes.
 //!
 //! # Why an in-heap journal is as safe here as PERSIST
 //! A journal on disk exists to undo a transaction that a crash interrupted half-written.
@@ -29,7 +31,6 @@
 
 mod engine;
 pub mod memory_file;
-pub mod page_cache;
 mod store;
 pub mod vfs;
 

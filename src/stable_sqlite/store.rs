@@ -1,28 +1,38 @@
-//! The [`StableSqliteStore`] itself: [`SqliteStore`]'s table on a connection through the
+//! The [`StableSqliteStore`] itself: the shared SQL table on a connection through the
 //! stable-memory VFS, with the row count in the VFS header.
 
-use super::page_cache;
 use super::vfs::{self, FileHandle};
-use crate::describe::{Engine, EngineInfo};
 use crate::error::StoreError;
-use crate::sqlite::{JournalMode, LockingMode, RowCountSlot, SqliteConfig, SqliteStore};
-use crate::store::UserStore;
-use crate::user::User;
+use crate::sqlite_shared::{
+    delegate_user_store, page_cache, JournalMode, LockingMode, RowCountSlot, SqlTable, SqliteConfig,
+};
 use ic_stable_structures::Memory;
 use rusqlite::{Connection, OpenFlags};
 
 /// The user table in SQLite on a stable-memory `Memory` (see the [module](super)).
 pub struct StableSqliteStore {
-    table: SqliteStore,
+    table: SqlTable,
     file: FileHandle,
 }
 
 impl StableSqliteStore {
-    /// The configuration a canister gets when it asks for none:
-    /// [`SqliteConfig::for_stable_sqlite`] (MEMORY journal, 4 KiB pages, exclusive locking,
-    /// a 160 MiB page cache).
+    /// The configuration a canister gets when it asks for none: SQLite's
+    /// [default](SqliteConfig::default) (MEMORY journal, 4 KiB pages, exclusive locking) with
+    /// a page cache of 40,960 pages, 160 MiB of heap, which holds a 1,000,000-row table
+    /// whole.
     pub fn default_config() -> SqliteConfig {
-        SqliteConfig::for_stable_sqlite()
+        SqliteConfig {
+            cache_size_pages: 40_960,
+            ..SqliteConfig::default()
+        }
+    }
+
+    /// [`StableSqliteStore::default_config`] with another journal mode.
+    pub fn config_with_journal_mode(journal_mode: JournalMode) -> SqliteConfig {
+        SqliteConfig {
+            journal_mode,
+            ..Self::default_config()
+        }
     }
 
     /// Checks `config` for this engine: [`SqliteConfig::validate`], and a journal and
@@ -56,10 +66,19 @@ impl StableSqliteStore {
         memory: impl Memory + 'static,
         config: SqliteConfig,
     ) -> Result<Self, StoreError> {
+        Self::open_boxed(name, Box::new(memory), config)
+    }
+
+    /// [`StableSqliteStore::open`] with the memory already boxed.
+    pub fn open_boxed(
+        name: &str,
+        memory: Box<dyn Memory>,
+        config: SqliteConfig,
+    ) -> Result<Self, StoreError> {
         Self::check_config(&config)?;
         let vfs_error = |error: vfs::VfsError| StoreError::storage("opening the database", error);
         vfs::register_vfs().map_err(vfs_error)?;
-        let file = vfs::register_file(name, Box::new(memory)).map_err(vfs_error)?;
+        let file = vfs::register_file(name, memory).map_err(vfs_error)?;
         // SQLite creates the connection's page cache while the store opens (when it reads the
         // page size from page 1), so the cache is the engine's own (see `page_cache`).
         let table = page_cache::for_stable_engine(|| {
@@ -73,7 +92,7 @@ impl StableSqliteStore {
                 .pragma_update(None, "cache_spill", false)
                 .map_err(|error| StoreError::storage("setting cache_spill", error))?;
             let slot = Box::new(HeaderSlot(file.clone()));
-            SqliteStore::with_connection_and_count(connection, config, Some(slot))
+            SqlTable::open(connection, config, Some(slot))
         })?;
         Ok(Self { table, file })
     }
@@ -115,47 +134,4 @@ impl RowCountSlot for HeaderSlot {
     }
 }
 
-impl UserStore for StableSqliteStore {
-    fn insert(&mut self, user: User) -> Result<(), StoreError> {
-        self.table.insert(user)
-    }
-
-    fn insert_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
-        self.table.insert_batch(users)
-    }
-
-    fn get(&self, id: u64) -> Result<User, StoreError> {
-        self.table.get(id)
-    }
-
-    fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError> {
-        self.table.page(after, limit)
-    }
-
-    fn update_username(&mut self, id: u64, username: &str) -> Result<User, StoreError> {
-        self.table.update_username(id, username)
-    }
-
-    fn delete(&mut self, id: u64) -> Result<User, StoreError> {
-        self.table.delete(id)
-    }
-
-    fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
-        self.table.update_batch(users)
-    }
-
-    fn delete_batch(&mut self, ids: &[u64]) -> Result<u64, StoreError> {
-        self.table.delete_batch(ids)
-    }
-
-    fn count(&self) -> Result<u64, StoreError> {
-        self.table.count()
-    }
-
-    fn describe(&self) -> EngineInfo {
-        EngineInfo {
-            engine: Engine::StableSqlite,
-            ..self.table.describe()
-        }
-    }
-}
+delegate_user_store!(StableSqliteStore, table);

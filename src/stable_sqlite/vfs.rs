@@ -573,13 +573,13 @@ unsafe extern "C" fn x_get_last_error(
 /// The registered `sqlite3_vfs`'s address, or SQLite's error code.
 static REGISTERED: OnceLock<Result<usize, c_int>> = OnceLock::new();
 
-/// Installs the engine's page cache ([`super::page_cache::install`]), initializes SQLite and
+/// Installs the engine's page cache ([`crate::sqlite_shared::page_cache::install`]), initializes SQLite and
 /// registers the VFS under [`VFS_NAME`], not as the default.
 /// Idempotent.
 pub fn register_vfs() -> Result<(), VfsError> {
     let registered = REGISTERED.get_or_init(|| {
         // The page cache is chosen before SQLite initializes, or never.
-        super::page_cache::install();
+        crate::sqlite_shared::page_cache::install();
         // SAFETY: sqlite3_initialize may be called any number of times.
         let code = unsafe { ffi::sqlite3_initialize() };
         if code != ffi::SQLITE_OK {

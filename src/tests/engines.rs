@@ -1,9 +1,11 @@
 //! Targeted cases every engine must get right, beyond what random sequences reliably reach.
 
 use super::harness::{all_harnesses, Harness};
+use crate::engine::StorageEngine;
 use crate::limits::{MAX_BATCH_SIZE, MAX_PAGE_SIZE};
-use crate::sqlite::{JournalMode, LockingMode, SqliteConfig, SqliteStore};
-use crate::{Engine, Limit, StoreError, User, UserStore};
+use crate::sqlite_shared::{JournalMode, LockingMode, SqliteConfig};
+use crate::SqliteStore;
+use crate::{Limit, StoreError, User, UserStore};
 
 fn for_every_engine(check: impl Fn(&mut dyn Harness)) {
     for mut harness in all_harnesses() {
@@ -111,16 +113,15 @@ fn paging_walks_the_whole_table_in_id_order() {
 }
 
 #[test]
-fn describe_names_the_engine_and_configuration() {
-    let btree = super::harness::BTreeHarness::new().store().describe();
-    assert_eq!(btree.engine, Engine::StableBTreeMap);
-    assert_eq!(btree.sqlite, None);
+fn an_engine_reports_its_configuration_and_version() {
     let config = SqliteConfig::with_journal_mode(JournalMode::Off);
     let sqlite = SqliteStore::open_in_memory(config.clone()).unwrap();
-    let info = sqlite.describe();
-    assert_eq!(info.engine, Engine::Sqlite);
-    assert_eq!(info.sqlite, Some(config));
-    assert!(info.engine_version.starts_with("SQLite 3."));
+    assert_eq!(StorageEngine::config(&sqlite), config);
+    assert!(
+        sqlite.version().starts_with("SQLite 3."),
+        "{}",
+        sqlite.version()
+    );
 }
 
 #[test]
@@ -229,7 +230,7 @@ fn a_database_written_before_the_row_count_was_kept_gets_it_at_open() {
     {
         // What earlier versions wrote: the users table and nothing else. (Through the
         // crate's page cache, as every connection of this test binary.)
-        crate::stable_sqlite::page_cache::install();
+        crate::sqlite_shared::page_cache::install();
         let connection = rusqlite::Connection::open(&path).unwrap();
         connection
             .execute_batch(

@@ -1,7 +1,8 @@
 //! Every engine configuration under test, behind one interface that can also reopen the
 //! store from its storage (what a canister upgrade does).
 
-use crate::sqlite::{JournalMode, SqliteConfig, SqliteStore};
+use crate::sqlite_shared::{JournalMode, SqliteConfig};
+use crate::SqliteStore;
 use crate::{BTreeStore, StableSqliteStore, UserStore};
 use ic_stable_structures::VectorMemory;
 use tempfile::TempDir;
@@ -113,7 +114,7 @@ pub struct StableSqliteHarness {
 impl StableSqliteHarness {
     pub fn new(journal_mode: JournalMode) -> Self {
         let memory = VectorMemory::default();
-        let config = SqliteConfig::for_stable_sqlite_with_journal_mode(journal_mode);
+        let config = StableSqliteStore::config_with_journal_mode(journal_mode);
         let store =
             StableSqliteStore::open(&Self::file_name(&config), memory.clone(), config.clone())
                 .expect("open stable sqlite store");

@@ -2,6 +2,7 @@
 
 mod engines;
 mod harness;
+mod layout;
 mod model;
 mod properties;
 mod stable_sqlite;

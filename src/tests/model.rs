@@ -1,7 +1,6 @@
 //! The reference model: the user table as a `std::collections::BTreeMap`, with the same
 //! validation as the real stores. Engines must match it call for call, errors included.
 
-use crate::describe::{Engine, EngineInfo};
 use crate::store::UserStore;
 use crate::{limits, StoreError, User};
 use std::collections::BTreeMap;
@@ -89,13 +88,5 @@ impl UserStore for ModelStore {
 
     fn count(&self) -> Result<u64, StoreError> {
         Ok(self.users.len() as u64)
-    }
-
-    fn describe(&self) -> EngineInfo {
-        EngineInfo {
-            engine: Engine::StableBTreeMap,
-            engine_version: "model".into(),
-            sqlite: None,
-        }
     }
 }

@@ -1,9 +1,10 @@
 //! What only the stable-memory SQLite engine promises: the configurations it refuses, the
 //! layout of its Memory, and that a commit writes only the pages it changed.
 
-use crate::sqlite::{JournalMode, LockingMode, SqliteConfig};
-use crate::stable_sqlite::page_cache::{self, CacheStats};
-use crate::{Engine, SqliteStore, StableSqliteStore, StoreError, User, UserStore};
+use crate::engine::StorageEngine;
+use crate::sqlite_shared::page_cache::{self, CacheStats};
+use crate::sqlite_shared::{JournalMode, LockingMode, SqliteConfig};
+use crate::{SqliteStore, StableSqliteStore, StoreError, User, UserStore};
 use ic_stable_structures::{Memory, VectorMemory};
 
 fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
@@ -13,7 +14,7 @@ fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
 }
 
 fn config(journal_mode: JournalMode) -> SqliteConfig {
-    SqliteConfig::for_stable_sqlite_with_journal_mode(journal_mode)
+    StableSqliteStore::config_with_journal_mode(journal_mode)
 }
 
 /// Every byte of `memory`.
@@ -58,10 +59,8 @@ fn describe_names_the_engine() {
         config(JournalMode::Off),
     )
     .unwrap();
-    let info = store.describe();
-    assert_eq!(info.engine, Engine::StableSqlite);
-    assert_eq!(info.sqlite, Some(config(JournalMode::Off)));
-    assert!(info.engine_version.starts_with("SQLite 3."));
+    assert_eq!(StorageEngine::config(&store), config(JournalMode::Off));
+    assert!(store.version().starts_with("SQLite 3."));
 }
 
 #[test]
@@ -165,6 +164,7 @@ fn every_page_size_works_and_an_existing_database_keeps_its_own() {
         let memory = VectorMemory::default();
         let sized = SqliteConfig {
             page_size,
+            cache_size_pages: (160 << 20) / page_size,
             ..StableSqliteStore::default_config()
         };
         let mut store = StableSqliteStore::open("sized.db", memory.clone(), sized).unwrap();
@@ -183,6 +183,7 @@ fn every_page_size_works_and_an_existing_database_keeps_its_own() {
         );
         let sized = SqliteConfig {
             page_size,
+            cache_size_pages: (160 << 20) / page_size,
             ..StableSqliteStore::default_config()
         };
         let store = StableSqliteStore::open("sized.db", memory, sized).unwrap();

@@ -17,7 +17,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Once;
-use userstore::{InitArgs, SqliteConfig, StoreError, User};
+use userstore::{InitArgs, StoreError, User};
 
 /// The principal that installs the canisters (a writer by default).
 pub fn owner() -> Principal {
@@ -84,6 +84,8 @@ pub struct Deployed {
     pub ic: Rc<dyn Ic>,
     /// Its id.
     pub id: Principal,
+    /// Its canister's name (`target/canisters/<canister>.wasm`).
+    pub canister: String,
     wasm: Vec<u8>,
 }
 
@@ -107,6 +109,7 @@ impl Deployed {
         Ok(Self {
             ic: Rc::clone(ic),
             id,
+            canister: canister.to_string(),
             wasm,
         })
     }
@@ -165,38 +168,67 @@ impl Deployed {
     }
 }
 
-/// A store canister ("btree" or "sqlite").
+/// A store canister.
 pub type StoreCanister = Deployed;
 
-/// Init arguments that give only a SQLite configuration.
-pub fn sqlite_args(config: SqliteConfig) -> InitArgs {
-    InitArgs {
-        sqlite: Some(config),
-        ..InitArgs::default()
-    }
+/// An init or upgrade argument that sets what every canister has (writers, budget) and
+/// carries no engine configuration: its `config` is `opt empty`, always `null`.
+pub type PlainArgs = InitArgs<candid::Empty>;
+
+/// The Candid bytes of `(opt args)`.
+pub fn plain_args(args: PlainArgs) -> Vec<u8> {
+    candid::encode_one(Some(args)).expect("encode init argument")
+}
+
+/// Every configuration of every store canister in the registry (`canisters/engines.toml`),
+/// installed on one IC: `(configuration key, canister)`.
+pub fn every_store() -> Vec<(String, StoreCanister)> {
+    let ic = new_ic();
+    engine_registry::configurations()
+        .map(|(engine, configuration)| {
+            let arg = engine
+                .init_arg(configuration)
+                .unwrap_or_else(|error| panic!("{}: {error}", configuration.key));
+            let store = Deployed::install(&ic, &engine.canister, arg)
+                .unwrap_or_else(|reject| panic!("install {}: {reject}", configuration.key));
+            (configuration.key.clone(), store)
+        })
+        .collect()
 }
 
 impl Deployed {
-    /// Installs the store `canister` on `ic` with `args` (its `opt InitArgs`); the reject if
-    /// the install fails.
+    /// Installs the store `canister` on `ic` with the Candid text `init` (typed by the
+    /// canister's `.did`); the reject if the install fails.
     pub fn try_install_store(
         ic: &Rc<dyn Ic>,
         canister: &str,
-        args: Option<InitArgs>,
+        init: &str,
     ) -> Result<Self, Rejected> {
-        let init_arg = candid::encode_one(args).expect("encode init argument");
+        let service = engine_registry::Service::of(canister).expect("the canister's .did");
+        let init_arg = service.encode_init(init).expect("encode init argument");
         Self::install(ic, canister, init_arg)
     }
 
     /// [`Deployed::try_install_store`] for an install that must succeed.
-    pub fn install_store(ic: &Rc<dyn Ic>, canister: &str, args: Option<InitArgs>) -> Self {
-        Self::try_install_store(ic, canister, args)
+    pub fn install_store(ic: &Rc<dyn Ic>, canister: &str, init: &str) -> Self {
+        Self::try_install_store(ic, canister, init)
             .unwrap_or_else(|reject| panic!("install {canister}: {reject}"))
     }
 
-    /// Upgrades a store canister with `args`.
-    pub fn upgrade(&self, args: Option<InitArgs>) -> Result<(), Rejected> {
-        self.upgrade_with(candid::encode_one(args).expect("encode upgrade argument"))
+    /// Upgrades a store canister to the same Wasm with the Candid text `args`.
+    pub fn upgrade(&self, args: &str) -> Result<(), Rejected> {
+        let service = engine_registry::Service::of(&self.canister).expect("the canister's .did");
+        self.upgrade_with(service.encode_init(args).expect("encode upgrade argument"))
+    }
+
+    /// The `config` query's reply, as Candid text.
+    pub fn config_text(&self) -> String {
+        let reply = self
+            .query_raw("config", encode(()))
+            .unwrap_or_else(|reject| panic!("config: {reject}"));
+        engine_registry::Service::of(&self.canister)
+            .and_then(|service| service.decode_reply("config", &reply))
+            .unwrap_or_else(|error| panic!("config: {error}"))
     }
 
     /// The store's `count_users`, which must succeed.
@@ -218,4 +250,13 @@ impl Deployed {
             .expect("insert_users replies");
         inserted
     }
+}
+
+/// The parts of every store canister's `config` reply that do not depend on the engine.
+#[derive(candid::CandidType, serde::Deserialize, Debug)]
+pub struct CommonConfig {
+    /// Who may write.
+    pub writers: userstore::access::Writers,
+    /// The limits requests must respect.
+    pub limits: userstore::service::Limits,
 }

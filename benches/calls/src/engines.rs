@@ -1,53 +1,31 @@
-//! The engine configurations measured: each store canister, the SQLite canister in every
-//! journal mode and the stable-memory SQLite canister in each journal mode it accepts (chosen
-//! by an upgrade argument, as a deployment would).
+//! The engine configurations measured: every configuration of every store canister in the
+//! registry (`canisters/engines.toml`), each chosen by an upgrade argument, as a deployment
+//! would.
 
-use userstore::{InitArgs, JournalMode, SqliteConfig};
+use engine_registry::Engine;
 
 /// One configuration of one store canister.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
     /// Its key in the results (`btree`, `sqlite_memory`, ...).
     pub key: String,
-    /// The upgrade argument that selects the configuration.
-    pub upgrade: Option<InitArgs>,
+    /// The Candid upgrade argument that selects the configuration.
+    pub upgrade: Vec<u8>,
     /// Whether its headline calls are traced (one configuration per canister).
     pub traced: bool,
 }
 
-/// The store canisters, in the order they are measured.
-pub const CANISTERS: [&str; 3] = ["btree", "sqlite", "stable-sqlite"];
-
-/// The configurations of canister `wasm`.
-pub fn configurations(wasm: &'static str) -> Vec<EngineConfig> {
-    match wasm {
-        "sqlite" => JournalMode::ALL
-            .into_iter()
-            .map(|mode| EngineConfig {
-                key: format!("sqlite_{}", mode.as_sql()),
-                upgrade: Some(InitArgs {
-                    sqlite: Some(SqliteConfig::with_journal_mode(mode)),
-                    ..InitArgs::default()
-                }),
-                // The canisters' default configuration.
-                traced: mode == SqliteConfig::default().journal_mode,
+/// The configurations of `engine`.
+pub fn configurations(engine: &Engine) -> Result<Vec<EngineConfig>, String> {
+    engine
+        .configurations
+        .iter()
+        .map(|configuration| {
+            Ok(EngineConfig {
+                key: configuration.key.clone(),
+                upgrade: engine.init_arg(configuration)?,
+                traced: configuration.traced,
             })
-            .collect(),
-        "stable-sqlite" => [JournalMode::Memory, JournalMode::Off]
-            .into_iter()
-            .map(|mode| EngineConfig {
-                key: format!("stable_sqlite_{}", mode.as_sql()),
-                upgrade: Some(InitArgs {
-                    sqlite: Some(SqliteConfig::for_stable_sqlite_with_journal_mode(mode)),
-                    ..InitArgs::default()
-                }),
-                traced: mode == SqliteConfig::for_stable_sqlite().journal_mode,
-            })
-            .collect(),
-        _ => vec![EngineConfig {
-            key: wasm.to_string(),
-            upgrade: None,
-            traced: true,
-        }],
-    }
+        })
+        .collect()
 }

@@ -12,7 +12,9 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
-use userstore::{InitArgs, JournalMode, SqliteConfig};
+
+/// The canister swept.
+const CANISTER: &str = "stable-sqlite";
 
 /// The page sizes tried, in bytes.
 const PAGE_SIZES: [u32; 4] = [4_096, 8_192, 16_384, 65_536];
@@ -34,19 +36,21 @@ struct PageSizeRun {
 /// Runs the sweep on `canisters/stable-sqlite.wasm` and writes `results`.
 pub fn sweep(canisters: &Path, results: &Path) -> Result<(), String> {
     let started = Instant::now();
-    let path = canisters.join("stable-sqlite.wasm");
+    let path = canisters.join(format!("{CANISTER}.wasm"));
     let wasm = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
     let mut out = BTreeMap::new();
-    for journal_mode in [JournalMode::Memory, JournalMode::Off] {
+    let service = engine_registry::Service::of(CANISTER)?;
+    for journal_mode in ["Memory", "Off"] {
         for page_size in PAGE_SIZES {
-            let config = SqliteConfig {
-                journal_mode,
-                page_size,
-                cache_size_pages: CACHE_BYTES / page_size,
-                ..SqliteConfig::for_stable_sqlite()
-            };
-            let run = measure_page_size(&wasm, config)?;
-            let key = format!("{}_{page_size}", journal_mode.as_sql());
+            let config = format!(
+                "(opt record {{ config = opt variant {{ StableSqlite = record {{ \
+                 journal_mode = variant {{ {journal_mode} }}; synchronous = variant {{ Off }}; \
+                 page_size = {page_size}; cache_size_pages = {}; \
+                 locking_mode = variant {{ Exclusive }} }} }} }})",
+                CACHE_BYTES / page_size
+            );
+            let run = measure_page_size(&wasm, &service.encode_init(&config)?)?;
+            let key = format!("{}_{page_size}", journal_mode.to_lowercase());
             eprintln!("  {key} ({:.0?} so far)", started.elapsed());
             out.insert(key, run);
         }
@@ -58,19 +62,13 @@ pub fn sweep(canisters: &Path, results: &Path) -> Result<(), String> {
         .map_err(|error| format!("writing {}: {error}", results.display()))
 }
 
-fn measure_page_size(wasm: &[u8], config: SqliteConfig) -> Result<PageSizeRun, String> {
-    let init = Some(InitArgs {
-        sqlite: Some(config),
-        ..InitArgs::default()
-    });
-    let init = candid::encode_one(init).map_err(|e| e.to_string())?;
+fn measure_page_size(wasm: &[u8], init: &[u8]) -> Result<PageSizeRun, String> {
     let (mut canister, _) =
-        Canister::install_with(wasm, &init, owner(), Env::default(), Options::default())
+        Canister::install_with(wasm, init, owner(), Env::default(), Options::default())
             .map_err(|error| format!("installing: {error}"))?;
     fill(&mut canister)?;
-    let none = candid::encode_one(None::<InitArgs>).map_err(|e| e.to_string())?;
     canister
-        .upgrade(wasm, &none, owner())
+        .upgrade(wasm, &crate::run::no_argument(), owner())
         .map_err(|error| format!("upgrading: {error}"))?;
     let mut ids = Ids::default();
     let cold = Workload::GetUser(Mode::Query);

@@ -14,7 +14,7 @@ use candid::Principal;
 use icrun::{CallResult, Canister, CanisterSnapshot, Env, Folded, Metering, Options, Trace};
 use std::path::Path;
 use std::time::Instant;
-use userstore::{InitArgs, StoreError};
+use userstore::StoreError;
 use userstore_benches::tables::preloaded_users;
 
 /// Messages run before the measured ones, to warm caches as a long-lived canister has them.
@@ -38,7 +38,8 @@ pub fn all(canisters: &Path, results: &Path, flamegraphs: &Path) -> Result<(), S
     std::fs::create_dir_all(flamegraphs)
         .map_err(|error| format!("creating {}: {error}", flamegraphs.display()))?;
     let mut out = Results::default();
-    for wasm_name in engines::CANISTERS {
+    for engine in engine_registry::engines() {
+        let wasm_name = &engine.canister;
         let path = canisters.join(format!("{wasm_name}.wasm"));
         let wasm = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
         let base = filled(&wasm)?;
@@ -47,7 +48,7 @@ pub fn all(canisters: &Path, results: &Path, flamegraphs: &Path) -> Result<(), S
             started.elapsed()
         );
         for metering in Metering::ALL {
-            for config in engines::configurations(wasm_name) {
+            for config in engines::configurations(engine)? {
                 let calls =
                     measure_configuration(&wasm, &base, &config, metering, &mut out, flamegraphs)?;
                 out.calls
@@ -71,10 +72,14 @@ pub fn all(canisters: &Path, results: &Path, flamegraphs: &Path) -> Result<(), S
         .map_err(|error| format!("writing {}: {error}", results.display()))
 }
 
+/// The Candid argument `(null)`: an install or upgrade with every setting as it is.
+pub(crate) fn no_argument() -> Vec<u8> {
+    candid::encode_one(None::<()>).expect("null encodes")
+}
+
 /// The base state of canister `wasm`: installed and filled with the preloaded users.
 fn filled(wasm: &[u8]) -> Result<CanisterSnapshot, String> {
-    let init = candid::encode_one(None::<InitArgs>).map_err(|e| e.to_string())?;
-    let (mut canister, _) = Canister::install(wasm, &init, owner(), Env::default())
+    let (mut canister, _) = Canister::install(wasm, &no_argument(), owner(), Env::default())
         .map_err(|error| format!("installing: {error}"))?;
     fill(&mut canister)?;
     Ok(canister.snapshot())
@@ -105,15 +110,14 @@ fn measure_configuration(
         tracing: true,
         ..Options::default()
     };
-    let init = candid::encode_one(None::<InitArgs>).map_err(|e| e.to_string())?;
-    let (mut canister, _) = Canister::install_with(wasm, &init, owner(), Env::default(), options)
-        .map_err(|error| format!("installing {}: {error}", config.key))?;
+    let (mut canister, _) =
+        Canister::install_with(wasm, &no_argument(), owner(), Env::default(), options)
+            .map_err(|error| format!("installing {}: {error}", config.key))?;
     canister
         .restore(base)
         .map_err(|error| format!("restoring {}: {error}", config.key))?;
-    let upgrade = candid::encode_one(config.upgrade.clone()).map_err(|e| e.to_string())?;
     canister
-        .upgrade(wasm, &upgrade, owner())
+        .upgrade(wasm, &config.upgrade, owner())
         .map_err(|error| format!("configuring {}: {error}", config.key))?;
     let mut ids = Ids::default();
     let mut calls = std::collections::BTreeMap::new();

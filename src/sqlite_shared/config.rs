@@ -129,25 +129,11 @@ impl Default for SqliteConfig {
     }
 }
 
+/// Most bytes of heap the page cache may be configured to hold: half of the 4 GiB a wasm32
+/// canister's heap can have (docs/metering.md §7).
+pub const MAX_CACHE_BYTES: u64 = 2 << 30;
+
 impl SqliteConfig {
-    /// The configuration the stable-memory engine (`StableSqliteStore`) gets when a canister
-    /// asks for none: the [default](SqliteConfig::default) with a page cache of 40,960 pages,
-    /// 160 MiB of heap, which holds a 1,000,000-row table whole.
-    pub fn for_stable_sqlite() -> Self {
-        Self {
-            cache_size_pages: 40_960,
-            ..Self::default()
-        }
-    }
-
-    /// [`SqliteConfig::for_stable_sqlite`] with another journal mode.
-    pub fn for_stable_sqlite_with_journal_mode(journal_mode: JournalMode) -> Self {
-        Self {
-            journal_mode,
-            ..Self::for_stable_sqlite()
-        }
-    }
-
     /// The default configuration with another journal mode.
     pub fn with_journal_mode(journal_mode: JournalMode) -> Self {
         Self {
@@ -168,6 +154,15 @@ impl SqliteConfig {
             return Err(StoreError::invalid_config(
                 "cache_size_pages must be at least 1",
             ));
+        }
+        let cache_bytes = u64::from(self.cache_size_pages) * u64::from(self.page_size);
+        if cache_bytes > MAX_CACHE_BYTES {
+            return Err(StoreError::invalid_config(format!(
+                "cache_size_pages {} of {} bytes is {cache_bytes} bytes of heap, more than the \
+                 {MAX_CACHE_BYTES} a cache may take: a canister's heap is 4 GiB \
+                 (docs/metering.md §7) and the rest of the store needs room too",
+                self.cache_size_pages, self.page_size
+            )));
         }
         if self.journal_mode == JournalMode::Wal && self.locking_mode != LockingMode::Exclusive {
             return Err(StoreError::invalid_config(
@@ -197,6 +192,25 @@ mod tests {
             assert!(
                 matches!(config.validate(), Err(StoreError::InvalidConfig { .. })),
                 "{page_size}"
+            );
+        }
+    }
+
+    #[test]
+    fn caches_larger_than_half_the_heap_are_refused() {
+        let largest = SqliteConfig {
+            cache_size_pages: (MAX_CACHE_BYTES / 4096) as u32,
+            ..SqliteConfig::default()
+        };
+        assert_eq!(largest.validate(), Ok(()));
+        for cache_size_pages in [largest.cache_size_pages + 1, u32::MAX] {
+            let config = SqliteConfig {
+                cache_size_pages,
+                ..SqliteConfig::default()
+            };
+            assert!(
+                matches!(config.validate(), Err(StoreError::InvalidConfig { .. })),
+                "{cache_size_pages}"
             );
         }
     }

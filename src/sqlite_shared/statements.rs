@@ -124,7 +124,7 @@ mod tests {
 
     #[test]
     fn a_statement_is_found_by_its_text_and_lent_once_at_a_time() {
-        crate::stable_sqlite::page_cache::install();
+        crate::sqlite_shared::page_cache::install();
         let connection = Connection::open_in_memory().unwrap();
         let db = PreparedConnection::new(connection, &[SELECT]).unwrap();
         let statements = db.statements();
@@ -152,7 +152,7 @@ mod tests {
 
     #[test]
     fn a_statement_that_does_not_prepare_is_an_error() {
-        crate::stable_sqlite::page_cache::install();
+        crate::sqlite_shared::page_cache::install();
         let connection = Connection::open_in_memory().unwrap();
         assert!(matches!(
             PreparedConnection::new(connection, &["SELECT * FROM nowhere"]),

@@ -1,0 +1,29 @@
+//! The user-table canister over ic-sqlite-vfs 2.1 (see [`engine`]): a peer measured beside
+//! userstore's own engines, with the same Candid service.
+
+pub mod engine;
+
+userstore::export_user_table_api!(engine::IcSqliteVfsStore);
+
+ic_cdk::export_candid!();
+
+#[cfg(test)]
+mod tests {
+    /// The committed `ic-sqlite-vfs.did` is what this code exports.
+    #[test]
+    fn committed_candid_matches_the_code() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/ic-sqlite-vfs.did");
+        let checked = candid_check::committed_candid_matches(&super::__export_service(), path);
+        assert_eq!(checked, Ok(()));
+    }
+
+    /// Every store canister exports the same service, by construction, but for its engine's
+    /// configuration; this pins it.
+    #[test]
+    fn it_declares_the_same_service_as_the_b_tree_canister_but_its_configuration() {
+        let btree = include_str!("../../btree/btree.did");
+        let checked =
+            candid_check::same_service_but_engine_config(btree, &super::__export_service());
+        assert_eq!(checked, Ok(()));
+    }
+}
