@@ -166,9 +166,9 @@ impl Canister {
         }
         state.env.canister_version += 1;
         let live = Live::new(&engine, &linker, loaded, state).map_err(|failed| failed.0)?;
-        if options.metering == Metering::Master2026 && !live.tracks_pages() {
+        if options.metering == Metering::Current && !live.tracks_pages() {
             return Err(InstallError::Load(LoadError::Wasm(
-                "the master-2026 metering profile needs heap page tracking, which this system does not support (4 KiB pages and Unix signals)".into(),
+                "the current metering profile needs heap page tracking, which this system does not support (4 KiB pages and Unix signals)".into(),
             )));
         }
         let mut canister = Canister {
@@ -458,7 +458,7 @@ impl Canister {
     }
 
     /// Applies the page charges the heap tracker took since the last system call
-    /// ([`Metering::Master2026`]), as the next system call would.
+    /// ([`Metering::Current`]), as the next system call would.
     fn apply_heap_page_charges(&mut self) -> Result<(), Failure> {
         system_api::apply_heap_page_charges(&mut self.live.store).map_err(crate::live::failure_of)
     }

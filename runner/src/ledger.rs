@@ -46,13 +46,13 @@ pub struct Breakdown {
     /// 4 KiB heap pages the message dirtied ([`crate::Metering::PocketIc13`] charges them
     /// after update, init and upgrade messages; queries are not charged).
     pub heap_pages_dirtied: PageUse,
-    /// 64 KiB Wasm pages of the heap first accessed ([`crate::Metering::Master2026`]).
+    /// 64 KiB Wasm pages of the heap first accessed ([`crate::Metering::Current`]).
     pub heap_regions_accessed: PageUse,
-    /// 64 KiB Wasm pages of the heap first written ([`crate::Metering::Master2026`]).
+    /// 64 KiB Wasm pages of the heap first written ([`crate::Metering::Current`]).
     pub heap_regions_written: PageUse,
-    /// 64 KiB pages of stable memory first accessed ([`crate::Metering::Master2026`]).
+    /// 64 KiB pages of stable memory first accessed ([`crate::Metering::Current`]).
     pub stable_regions_accessed: PageUse,
-    /// 64 KiB pages of stable memory first written ([`crate::Metering::Master2026`]).
+    /// 64 KiB pages of stable memory first written ([`crate::Metering::Current`]).
     pub stable_regions_written: PageUse,
 }
 

@@ -336,7 +336,7 @@ impl Live {
         Snapshot::of_globals(&mut self.store, &self.instance, &self.loaded.global_exports)
     }
 
-    /// Whether the heap's pages are tracked (needed by [`crate::Metering::Master2026`]).
+    /// Whether the heap's pages are tracked (needed by [`crate::Metering::Current`]).
     pub fn tracks_pages(&self) -> bool {
         self.tracker.is_some()
     }

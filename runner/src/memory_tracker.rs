@@ -5,7 +5,7 @@
 //!   read-only except the 4 KiB pages the message already wrote; the first write to a page
 //!   faults, the fault handler saves the page and makes it writable. The saved pages are both
 //!   the dirty-page count (charged after the message) and the undo log.
-//! - [`Tracking::Regions`] ([`crate::Metering::Master2026`]): at the start of a message the
+//! - [`Tracking::Regions`] ([`crate::Metering::Current`]): at the start of a message the
 //!   memory is inaccessible; the first access to a 64 KiB Wasm page faults and is charged
 //!   (the handler maps the page readable, or readable and writable in a query); in an update a
 //!   first write to a readable page faults again, is charged again, and the page is saved and
@@ -36,7 +36,7 @@ pub(crate) enum Tracking {
     /// First writes per 4 KiB page ([`crate::Metering::PocketIc13`]).
     Writes,
     /// First accesses, and in updates first writes, per 64 KiB Wasm page
-    /// ([`crate::Metering::Master2026`]), each charged as given.
+    /// ([`crate::Metering::Current`]), each charged as given.
     Regions {
         /// Instructions per Wasm page first accessed.
         access: u64,

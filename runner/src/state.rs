@@ -81,7 +81,7 @@ impl MessageKind {
     }
 
     /// Whether the message's changes are kept when it succeeds (and, under
-    /// [`Metering::Master2026`], whether its writes are tracked and charged).
+    /// [`Metering::Current`], whether its writes are tracked and charged).
     pub fn persists(self) -> bool {
         !matches!(self, MessageKind::Query | MessageKind::InspectMessage)
     }
@@ -352,7 +352,7 @@ pub(crate) struct HostState {
     /// The charges of the message in progress.
     pub ledger: Ledger,
     /// The heap's page tracker, whose fault handler takes page charges the host functions
-    /// apply ([`crate::Metering::Master2026`]).
+    /// apply ([`crate::Metering::Current`]).
     pub tracker: Option<Arc<MemoryTracker>>,
     /// The trace of the message in progress, when one is recorded.
     pub trace: Option<Recorder>,

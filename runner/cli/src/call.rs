@@ -14,7 +14,7 @@ use std::path::PathBuf;
 /// Usage text of `icrun call`.
 pub const USAGE: &str = "usage: icrun call <wasm> <method> ['(<candid args>)'] [--query] \
 [--init '(<candid>)'] [--did FILE] [--stable-memory FILE] [--show-output] \
-[--metering pocketic-13|master-2026] [--breakdown] [--trace FILE.svg]";
+[--metering pocketic-13|current] [--breakdown] [--trace FILE.svg]";
 
 /// The parsed command line of `icrun call`.
 #[derive(Debug, Default, PartialEq)]
@@ -35,7 +35,8 @@ pub struct CallOptions {
     pub stable_memory: Option<PathBuf>,
     /// Print the canister's debug output.
     pub show_output: bool,
-    /// The metering profile.
+    /// The metering profile (default: [`Metering::Current`], the IC's meter today; `icrun
+    /// bench` keeps canbench's [`Metering::PocketIc13`]).
     pub metering: Metering,
     /// Print the breakdown of the call's instructions.
     pub breakdown: bool,
@@ -48,6 +49,7 @@ impl CallOptions {
     pub fn parse(args: &[String]) -> Result<CallOptions, String> {
         let mut options = CallOptions {
             args: "()".into(),
+            metering: Metering::Current,
             ..CallOptions::default()
         };
         let mut positional = Vec::new();
@@ -89,7 +91,8 @@ impl CallOptions {
     }
 }
 
-/// A metering profile by its command-line name.
+/// A metering profile by its command-line name (or a former name, e.g. `master-2026` for
+/// `current`).
 pub fn parse_metering(name: &str) -> Result<Metering, String> {
     Metering::from_name(name).ok_or_else(|| {
         let known: Vec<&str> = Metering::ALL.iter().map(|m| m.name()).collect();
@@ -211,17 +214,25 @@ mod tests {
             "get",
             "(1)",
             "--metering",
+            // The former name of `current`.
             "master-2026",
             "--breakdown",
             "--trace",
             "t.svg",
         ])
         .expect("valid");
-        assert_eq!(options.metering, Metering::Master2026);
+        assert_eq!(options.metering, Metering::Current);
         assert!(options.breakdown);
         assert_eq!(options.trace, Some(PathBuf::from("t.svg")));
         assert_eq!(options.args, "(1)");
         assert!(parse(&["c.wasm", "get", "--metering", "mainnet"]).is_err());
+        // The IC's current meter is the default; pocketic-13 is chosen explicitly.
+        assert_eq!(
+            parse(&["c.wasm", "get"]).expect("valid").metering,
+            Metering::Current
+        );
+        let pinned = parse(&["c.wasm", "get", "--metering", "pocketic-13"]).expect("valid");
+        assert_eq!(pinned.metering, Metering::PocketIc13);
         assert!(parse(&["c.wasm"]).is_err());
     }
 }

@@ -3,7 +3,7 @@
 //! ```text
 //! icrun call <wasm> <method> ['(<candid args>)'] [--query] [--init '(<candid>)']
 //!            [--did FILE] [--stable-memory FILE] [--show-output]
-//!            [--metering pocketic-13|master-2026] [--breakdown] [--trace FILE.svg]
+//!            [--metering pocketic-13|current] [--breakdown] [--trace FILE.svg]
 //! icrun bench [PATTERN] [--config FILE] [--persist] [--csv] [--noise-threshold PCT]
 //!             [--show-canister-output] [--less-verbose] [--hide-results]
 //!             [--show-summary] [--fail-on-regression | --fail-on-change]

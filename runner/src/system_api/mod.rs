@@ -104,7 +104,7 @@ fn page_use(ledger: &mut crate::ledger::Ledger, kind: PageCharge) -> &mut crate:
 }
 
 /// Applies the page charges the heap tracker's fault handler took since the last host call
-/// ([`crate::Metering::Master2026`]: they are made in a signal handler, which cannot reach
+/// ([`crate::Metering::Current`]: they are made in a signal handler, which cannot reach
 /// the counter). Also accounts for heap growth since then.
 pub(crate) fn apply_heap_page_charges(host: &mut impl Host) -> HostResult<()> {
     let state = host.as_context().data();

@@ -12,7 +12,7 @@ use wasmtime::Linker;
 const MAX_PAGES_32BIT: u64 = 65_536;
 
 /// Charges the 64 KiB stable pages of `[offset, offset + size)` the message touches first
-/// ([`crate::Metering::Master2026`], docs/metering.md §6): on first access and, if `write`
+/// ([`crate::Metering::Current`], docs/metering.md §6): on first access and, if `write`
 /// in a message whose writes are tracked, on first write.
 fn charge_stable_regions(c: &mut Ctx<'_>, offset: u64, size: u64, write: bool) -> HostResult<()> {
     let pages = c.data().metering.pages();

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 pub const USAGE: &str = "usage: icrun bench [PATTERN] [--config FILE] [--persist] [--csv] \
 [--noise-threshold PCT] [--show-canister-output] [--less-verbose] [--hide-results] \
 [--show-summary] [--fail-on-regression | --fail-on-change] [--instruction-tracing] \
-[--breakdown] [--metering pocketic-13|master-2026]";
+[--breakdown] [--metering pocketic-13|current]";
 
 /// canbench's default noise threshold, in percent (docs/metering.md §9).
 pub const DEFAULT_NOISE_THRESHOLD: f64 = 2.0;
@@ -175,7 +175,7 @@ mod tests {
         ])
         .expect("valid");
         assert!(traced.instruction_tracing && traced.breakdown);
-        assert_eq!(traced.metering, Metering::Master2026);
+        assert_eq!(traced.metering, Metering::Current);
         assert!(options.selects("btreemap_insert") && !options.selects("get"));
         assert_eq!(parse(&[]).expect("valid"), BenchOptions::default());
     }
