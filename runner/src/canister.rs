@@ -168,7 +168,8 @@ impl Canister {
         let live = Live::new(&engine, &linker, loaded, state).map_err(|failed| failed.0)?;
         if options.metering == Metering::Current && !live.tracks_pages() {
             return Err(InstallError::Load(LoadError::Wasm(
-                "the current metering profile needs heap page tracking, which this system does not support (4 KiB pages and Unix signals)".into(),
+                "the current metering profile needs heap page tracking, which needs Unix signals"
+                    .into(),
             )));
         }
         let mut canister = Canister {

@@ -272,11 +272,11 @@ impl MemoryTracker {
         unsafe { &mut *self.state.get() }
     }
 
-    /// Whether the system supports tracking (its page size is 4 KiB).
-    pub fn supported() -> bool {
+    /// The host's OS page size in bytes, the granularity of `mprotect` (0 if unknown).
+    pub fn os_page_size() -> usize {
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        page == TRACKED_PAGE as libc::c_long
+        usize::try_from(page).unwrap_or(0)
     }
 
     /// Starts tracking `[base, base + len)` for a message, in `tracking` mode: closes the
