@@ -6,8 +6,10 @@
 //! - [`speed`] is `icrun speed`, a benchmark of icrun itself;
 //! - [`candid_io`] converts Candid text to bytes and back;
 //! - [`flamegraph`] renders instruction traces the way canbench does, with `inferno`;
-//! - [`breakdown`] prints where a message's instructions went.
+//! - [`breakdown`] prints where a message's instructions went;
+//! - [`args`] parses a subcommand's arguments with clap.
 
+pub mod args;
 pub mod bench;
 pub mod breakdown;
 pub mod call;
