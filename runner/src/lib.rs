@@ -9,7 +9,8 @@
 //! - [`Options`]: instruction [`Limits`], the [`Metering`] profile and trace hooks;
 //! - [`Env`]: a canister's identity, controllers, clock and balance;
 //! - the replica's [`Reject`]s, [`RejectCode`]s and [`ErrorCode`]s;
-//! - [`Unmetered`]: a module run without metering, as a speed baseline.
+//! - [`Unmetered`]: a module run without metering, as a speed baseline;
+//! - [`flamegraph`]: a folded trace rendered as an SVG flame graph.
 //!
 //! Inside, `instrument` rewrites a module with the charges of `prices` at the basic blocks
 //! of `partition`; `system_api` provides the ic0 imports over a canister's `state`, with
@@ -19,6 +20,7 @@
 
 mod canister;
 mod errors;
+pub mod flamegraph;
 mod heap;
 mod instrument;
 mod ledger;

@@ -7,10 +7,9 @@ use crate::breakdown;
 use crate::candid_io::{
     decode_reply, encode, encode_call, encode_init, Interface, SERVICE_SECTIONS,
 };
-use crate::flamegraph;
 use candid::Principal;
 use clap::Args;
-use icrun::{Canister, Env, Metering, Options};
+use icrun::{flamegraph, Canister, Env, Metering, Options};
 use std::path::PathBuf;
 
 /// The parsed command line of `icrun call`.

@@ -277,7 +277,7 @@ fn trace_bench(
             folded.total()
         ));
     }
-    crate::flamegraph::write(&folded, name, path)
+    icrun::flamegraph::write(&folded, name, path)
 }
 
 /// Prints the canister's debug output to stderr, as PocketIC logs it.
