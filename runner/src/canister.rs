@@ -501,6 +501,7 @@ impl Canister {
                 .store
                 .data_mut()
                 .ledger
+                .memory
                 .heap_pages_dirtied
                 .add(dirty, charge);
             instructions = instructions.saturating_add(charge);

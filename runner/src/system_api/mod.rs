@@ -95,11 +95,11 @@ fn charge_pages(host: &mut impl Host, kind: PageCharge, pages: u64, amount: u64)
 /// The ledger's entry for page charges of `kind`.
 fn page_use(ledger: &mut crate::ledger::Ledger, kind: PageCharge) -> &mut crate::ledger::PageUse {
     match kind {
-        PageCharge::StableDirty => &mut ledger.stable_pages_dirtied,
-        PageCharge::HeapAccess => &mut ledger.heap_regions_accessed,
-        PageCharge::HeapWrite => &mut ledger.heap_regions_written,
-        PageCharge::StableAccess => &mut ledger.stable_regions_accessed,
-        PageCharge::StableWrite => &mut ledger.stable_regions_written,
+        PageCharge::StableDirty => &mut ledger.memory.stable_pages_dirtied,
+        PageCharge::HeapAccess => &mut ledger.memory.heap_regions_accessed,
+        PageCharge::HeapWrite => &mut ledger.memory.heap_regions_written,
+        PageCharge::StableAccess => &mut ledger.memory.stable_regions_accessed,
+        PageCharge::StableWrite => &mut ledger.memory.stable_regions_written,
     }
 }
 

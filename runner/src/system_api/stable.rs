@@ -46,7 +46,7 @@ fn stable_read(c: &mut Ctx<'_>, api: Api, dst: u64, offset: u64, size: u64) -> H
         return trap(HostTrap::StableOutOfBounds);
     }
     charge_stable_regions(c, offset, size, false)?;
-    c.data_mut().ledger.stable_bytes_read += size;
+    c.data_mut().ledger.memory.stable_bytes_read += size;
     let Some(memory) = c.data().memory else {
         return trap(HostTrap::HeapOutOfBounds);
     };
@@ -82,7 +82,7 @@ fn stable_write(c: &mut Ctx<'_>, api: Api, offset: u64, src: u64, size: u64) -> 
         )?;
     }
     charge_stable_regions(c, offset, size, true)?;
-    c.data_mut().ledger.stable_bytes_written += size;
+    c.data_mut().ledger.memory.stable_bytes_written += size;
     let Some(memory) = c.data().memory else {
         return trap(HostTrap::HeapOutOfBounds);
     };
