@@ -6,7 +6,8 @@
 //!   upgrade, rollback on trap or exceeded limit), its [`CallResult`]s with a [`Breakdown`]
 //!   of where the instructions went, and optional [`Trace`]s;
 //! - [`World`]: several canisters with inter-canister calls;
-//! - [`Options`]: instruction [`Limits`], the [`Metering`] profile and trace hooks;
+//! - [`Options`]: instruction [`Limits`], memory limits, the [`Metering`] profile and trace
+//!   hooks;
 //! - [`Env`]: a canister's identity, controllers, clock and balance;
 //! - the replica's [`Reject`]s, [`RejectCode`]s and [`ErrorCode`]s;
 //! - [`Unmetered`]: a module run without metering, as a speed baseline;
@@ -25,6 +26,7 @@ mod heap;
 mod instrument;
 mod ledger;
 mod live;
+mod memory_limits;
 mod memory_tracker;
 mod partition;
 mod prices;

@@ -232,6 +232,8 @@ impl Live {
             return Err(Box::new((e, state)));
         }
         let mut store = Store::new(engine, state);
+        // `memory.grow` asks the message's memory limits (none between messages).
+        store.limiter(|state| &mut state.memory_limits);
         let instance = match linker.instantiate(&mut store, &loaded.module) {
             Ok(instance) => instance,
             Err(e) => {

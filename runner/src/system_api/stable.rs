@@ -113,14 +113,17 @@ pub(super) fn register_stable(linker: &mut Linker<HostState>) -> wasmtime::Resul
     })?;
     linker.func_wrap(IC0, "stable64_grow", |mut c: Ctx<'_>, pages: i64| {
         charge_api(&mut c, Api::Stable64Grow, 0)?;
-        let grown = c.data_mut().stable.grow(pages as u64, MAX_PAGES);
-        // §5: returns the old size in pages or -1.
+        let max = c.data().memory_limits.stable_max(MAX_PAGES);
+        let grown = c.data_mut().stable.grow(pages as u64, max);
+        // §5: returns the old size in pages or -1 (also past the canister's stable memory
+        // limit, as when its memory allocation or the subnet is full).
         Ok(grown.map_or(-1, |old| old as i64))
     })?;
     linker.func_wrap(IC0, "stable_grow", |mut c: Ctx<'_>, pages: i32| {
         charge_api(&mut c, Api::StableGrow, 0)?;
         stable_size_32(&c)?;
-        let grown = c.data_mut().stable.grow(u(pages), MAX_PAGES_32BIT);
+        let max = c.data().memory_limits.stable_max(MAX_PAGES_32BIT);
+        let grown = c.data_mut().stable.grow(u(pages), max);
         Ok(grown.map_or(-1, |old| old as i32))
     })?;
     linker.func_wrap(

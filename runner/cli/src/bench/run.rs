@@ -200,6 +200,7 @@ fn install(
         limits: Limits::unlimited(),
         metering: bench.metering,
         tracing,
+        ..Options::default()
     };
     let (mut canister, installed) = Canister::install_with(
         wasm,
