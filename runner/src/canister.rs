@@ -8,6 +8,7 @@ use crate::heap::Snapshot;
 use crate::instrument::{custom_section, InstrumentError, START_EXPORT};
 use crate::ledger::Breakdown;
 use crate::live::{shared_engine, Failure, Live, LoadError, Loaded};
+use crate::memory_limits::MemoryLimits;
 use crate::prices::{Metering, WASM64_HEAP_DIRTY_FACTOR};
 use crate::stable::StableMemory;
 use crate::state::{
@@ -107,6 +108,8 @@ pub struct Canister {
     linker: Linker<HostState>,
     live: Live,
     limits: Limits,
+    /// How far the memories may grow in later messages.
+    memory_limits: MemoryLimits,
     /// Whether messages record a [`Trace`] (the module must have trace hooks).
     record_traces: bool,
     /// Whether messages record their `performance_counter(0)` readings.
@@ -166,9 +169,10 @@ impl Canister {
         }
         state.env.canister_version += 1;
         let live = Live::new(&engine, &linker, loaded, state).map_err(|failed| failed.0)?;
-        if options.metering == Metering::Master2026 && !live.tracks_pages() {
+        if options.metering == Metering::Current && !live.tracks_pages() {
             return Err(InstallError::Load(LoadError::Wasm(
-                "the master-2026 metering profile needs heap page tracking, which this system does not support (4 KiB pages and Unix signals)".into(),
+                "the current metering profile needs heap page tracking, which needs Unix signals"
+                    .into(),
             )));
         }
         let mut canister = Canister {
@@ -176,6 +180,10 @@ impl Canister {
             linker,
             live,
             limits: options.limits,
+            memory_limits: MemoryLimits {
+                stable_pages: options.stable_memory_limit,
+                heap_pages: options.heap_limit,
+            },
             record_traces: options.tracing,
             record_readings: false,
             last_trace: None,
@@ -348,7 +356,11 @@ impl Canister {
             }
         };
         std::mem::swap(&mut self.live, &mut next);
-        let old = next;
+        let mut old = next;
+        // The old instance's limits end with pre_upgrade (its rollback must not be refused);
+        // the new one's apply from post_upgrade on, not to its instantiation.
+        old.store.data_mut().memory_limits = MemoryLimits::default();
+        self.live.store.data_mut().memory_limits = self.memory_limits;
         self.live.set_counter(remaining);
         let fresh = self.live.begin(MessageKind::PostUpgrade);
         let post = self.install_exports("canister_post_upgrade");
@@ -442,6 +454,7 @@ impl Canister {
         let (record_traces, record_readings) = (self.record_traces, self.record_readings);
         let state = self.live.store.data_mut();
         state.stable.begin();
+        state.memory_limits = self.memory_limits;
         state.msg = context;
         state.ledger = Default::default();
         state.trace = record_traces.then(Recorder::default);
@@ -458,7 +471,7 @@ impl Canister {
     }
 
     /// Applies the page charges the heap tracker took since the last system call
-    /// ([`Metering::Master2026`]), as the next system call would.
+    /// ([`Metering::Current`]), as the next system call would.
     fn apply_heap_page_charges(&mut self) -> Result<(), Failure> {
         system_api::apply_heap_page_charges(&mut self.live.store).map_err(crate::live::failure_of)
     }
@@ -500,6 +513,7 @@ impl Canister {
                 .store
                 .data_mut()
                 .ledger
+                .memory
                 .heap_pages_dirtied
                 .add(dirty, charge);
             instructions = instructions.saturating_add(charge);
@@ -509,6 +523,7 @@ impl Canister {
         }
         self.live.finish(before);
         let state = self.live.store.data_mut();
+        state.memory_limits = MemoryLimits::default();
         let breakdown = state.ledger.breakdown(instructions);
         let mut msg = std::mem::take(&mut state.msg);
         self.last_readings = state.readings.take().unwrap_or_default();
@@ -555,6 +570,9 @@ impl Canister {
 
     /// Restores the heap and globals; if the memory grew, onto a fresh instance.
     fn rollback_heap(&mut self, snapshot: &Snapshot) {
+        // Growing a fresh instance back to the snapshot's size is the runtime's, not the
+        // canister's: no memory limit applies.
+        self.live.store.data_mut().memory_limits = MemoryLimits::default();
         if self.live.restore(snapshot).is_ok() {
             return;
         }
@@ -649,6 +667,30 @@ impl Canister {
     /// The instruction limits in force.
     pub fn limits(&self) -> Limits {
         self.limits
+    }
+
+    /// Changes how large stable memory may grow in later messages, in 64 KiB pages (`None`:
+    /// the IC's maximum); see [`Options::stable_memory_limit`]. A limit below the current size
+    /// keeps the memory and its content as they are; every grow then returns −1.
+    pub fn set_stable_memory_limit(&mut self, pages: Option<u64>) {
+        self.memory_limits.stable_pages = pages;
+    }
+
+    /// The stable memory limit in force, in 64 KiB pages (`None`: the IC's maximum).
+    pub fn stable_memory_limit(&self) -> Option<u64> {
+        self.memory_limits.stable_pages
+    }
+
+    /// Changes how large the heap may grow in later messages, in 64 KiB Wasm pages (`None`:
+    /// the IC's maximum); see [`Options::heap_limit`]. A limit below the current size keeps
+    /// the heap as it is; every `memory.grow` then returns −1.
+    pub fn set_heap_limit(&mut self, pages: Option<u64>) {
+        self.memory_limits.heap_pages = pages;
+    }
+
+    /// The heap limit in force, in 64 KiB Wasm pages (`None`: the IC's maximum).
+    pub fn heap_limit(&self) -> Option<u64> {
+        self.memory_limits.heap_pages
     }
 
     /// The metering profile the canister runs under.

@@ -1,14 +1,16 @@
 //! Snapshots of an instance's Wasm state (linear memory and mutable globals),
 //! used to roll a message back and to count the heap pages it dirtied.
 //!
-//! Two ways to keep the heap, chosen per instance:
-//! - page tracking ([`crate::memory_tracker`], Unix with 4 KiB pages): nothing is
-//!   copied up front; the first write to each page saves it. Cost per message is
-//!   proportional to the pages written, and a page counts as dirty when it is
-//!   written, even with unchanged content, as on the replica;
-//! - a full copy (fallback): the heap is copied at the start of the message and
-//!   compared page by page afterwards; cost O(heap size), and a page counts as
-//!   dirty only when its content changed.
+//! Two ways to keep the heap, chosen per message:
+//! - page tracking ([`crate::memory_tracker`]; icrun refuses hosts whose pages are not
+//!   4 KiB, see `crate::live::check_page_size`): nothing is copied up front; the first
+//!   write to each page saves it. Cost per message is proportional to the pages written,
+//!   and a page counts as dirty when it is written, even with unchanged content, as on the
+//!   replica;
+//! - a full copy (fallback, when the memory cannot be protected or there are no Unix
+//!   signals): the heap is copied at the start of the message and compared page by page
+//!   afterwards; cost O(heap size), and a page counts as dirty only when its content
+//!   changed.
 //!
 //! Limitation: tables are not part of a snapshot. A message that changes a
 //! table (`table.set`, `table.grow`, `table.fill`, `table.copy`,

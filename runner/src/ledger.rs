@@ -46,13 +46,13 @@ pub struct Breakdown {
     /// 4 KiB heap pages the message dirtied ([`crate::Metering::PocketIc13`] charges them
     /// after update, init and upgrade messages; queries are not charged).
     pub heap_pages_dirtied: PageUse,
-    /// 64 KiB Wasm pages of the heap first accessed ([`crate::Metering::Master2026`]).
+    /// 64 KiB Wasm pages of the heap first accessed ([`crate::Metering::Current`]).
     pub heap_regions_accessed: PageUse,
-    /// 64 KiB Wasm pages of the heap first written ([`crate::Metering::Master2026`]).
+    /// 64 KiB Wasm pages of the heap first written ([`crate::Metering::Current`]).
     pub heap_regions_written: PageUse,
-    /// 64 KiB pages of stable memory first accessed ([`crate::Metering::Master2026`]).
+    /// 64 KiB pages of stable memory first accessed ([`crate::Metering::Current`]).
     pub stable_regions_accessed: PageUse,
-    /// 64 KiB pages of stable memory first written ([`crate::Metering::Master2026`]).
+    /// 64 KiB pages of stable memory first written ([`crate::Metering::Current`]).
     pub stable_regions_written: PageUse,
 }
 
@@ -89,29 +89,19 @@ impl Breakdown {
 /// The charges of the message in progress, kept by the runtime as it makes them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Ledger {
+    /// Per system API function, indexed by [`Api`] (a map would cost a lookup per call).
     api: Vec<ApiUse>,
-    pub stable_bytes_read: u64,
-    pub stable_bytes_written: u64,
-    pub stable_pages_dirtied: PageUse,
-    pub heap_pages_dirtied: PageUse,
-    pub heap_regions_accessed: PageUse,
-    pub heap_regions_written: PageUse,
-    pub stable_regions_accessed: PageUse,
-    pub stable_regions_written: PageUse,
+    /// The byte and page charges, in the shape they are reported: only its stable byte and
+    /// page fields are kept here (`instructions` and `system_api` stay empty; [`Ledger::since`]
+    /// fills them in).
+    pub memory: Breakdown,
 }
 
 impl Default for Ledger {
     fn default() -> Self {
         Ledger {
             api: vec![ApiUse::default(); Api::ALL.len()],
-            stable_bytes_read: 0,
-            stable_bytes_written: 0,
-            stable_pages_dirtied: PageUse::default(),
-            heap_pages_dirtied: PageUse::default(),
-            heap_regions_accessed: PageUse::default(),
-            heap_regions_written: PageUse::default(),
-            stable_regions_accessed: PageUse::default(),
-            stable_regions_written: PageUse::default(),
+            memory: Breakdown::default(),
         }
     }
 }
@@ -127,6 +117,44 @@ impl PageUse {
         PageUse {
             pages: self.pages.saturating_sub(earlier.pages),
             instructions: self.instructions.saturating_sub(earlier.instructions),
+        }
+    }
+}
+
+impl Breakdown {
+    /// The byte and page charges made after `earlier`'s, with `instructions` and `system_api`
+    /// as given.
+    fn memory_since(
+        &self,
+        earlier: &Breakdown,
+        instructions: u64,
+        system_api: BTreeMap<&'static str, ApiUse>,
+    ) -> Breakdown {
+        Breakdown {
+            instructions,
+            system_api,
+            stable_bytes_read: self
+                .stable_bytes_read
+                .saturating_sub(earlier.stable_bytes_read),
+            stable_bytes_written: self
+                .stable_bytes_written
+                .saturating_sub(earlier.stable_bytes_written),
+            stable_pages_dirtied: self
+                .stable_pages_dirtied
+                .minus(earlier.stable_pages_dirtied),
+            heap_pages_dirtied: self.heap_pages_dirtied.minus(earlier.heap_pages_dirtied),
+            heap_regions_accessed: self
+                .heap_regions_accessed
+                .minus(earlier.heap_regions_accessed),
+            heap_regions_written: self
+                .heap_regions_written
+                .minus(earlier.heap_regions_written),
+            stable_regions_accessed: self
+                .stable_regions_accessed
+                .minus(earlier.stable_regions_accessed),
+            stable_regions_written: self
+                .stable_regions_written
+                .minus(earlier.stable_regions_written),
         }
     }
 }
@@ -159,32 +187,8 @@ impl Ledger {
             })
             .filter(|(_, use_)| use_.calls > 0)
             .collect();
-        Breakdown {
-            instructions,
-            system_api,
-            stable_bytes_read: self
-                .stable_bytes_read
-                .saturating_sub(earlier.stable_bytes_read),
-            stable_bytes_written: self
-                .stable_bytes_written
-                .saturating_sub(earlier.stable_bytes_written),
-            stable_pages_dirtied: self
-                .stable_pages_dirtied
-                .minus(earlier.stable_pages_dirtied),
-            heap_pages_dirtied: self.heap_pages_dirtied.minus(earlier.heap_pages_dirtied),
-            heap_regions_accessed: self
-                .heap_regions_accessed
-                .minus(earlier.heap_regions_accessed),
-            heap_regions_written: self
-                .heap_regions_written
-                .minus(earlier.heap_regions_written),
-            stable_regions_accessed: self
-                .stable_regions_accessed
-                .minus(earlier.stable_regions_accessed),
-            stable_regions_written: self
-                .stable_regions_written
-                .minus(earlier.stable_regions_written),
-        }
+        self.memory
+            .memory_since(&earlier.memory, instructions, system_api)
     }
 }
 
@@ -197,7 +201,7 @@ mod tests {
         let mut ledger = Ledger::default();
         ledger.api_call(Api::MsgReply, 500);
         ledger.api_call(Api::MsgReply, 500);
-        ledger.stable_pages_dirtied.add(2, 2_000);
+        ledger.memory.stable_pages_dirtied.add(2, 2_000);
         let breakdown = ledger.breakdown(10_000);
         assert_eq!(breakdown.system_api["msg_reply"].calls, 2);
         assert_eq!(breakdown.system_api_instructions(), 1_000);
@@ -212,7 +216,7 @@ mod tests {
         ledger.api_call(Api::PerformanceCounter, 200);
         let start = ledger.clone();
         ledger.api_call(Api::PerformanceCounter, 200);
-        ledger.stable_bytes_read += 64;
+        ledger.memory.stable_bytes_read += 64;
         let window = ledger.since(&start, 1_000);
         assert_eq!(window.system_api["performance_counter"].calls, 1);
         assert_eq!(window.stable_bytes_read, 64);

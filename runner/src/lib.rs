@@ -6,10 +6,12 @@
 //!   upgrade, rollback on trap or exceeded limit), its [`CallResult`]s with a [`Breakdown`]
 //!   of where the instructions went, and optional [`Trace`]s;
 //! - [`World`]: several canisters with inter-canister calls;
-//! - [`Options`]: instruction [`Limits`], the [`Metering`] profile and trace hooks;
+//! - [`Options`]: instruction [`Limits`], memory limits, the [`Metering`] profile and trace
+//!   hooks;
 //! - [`Env`]: a canister's identity, controllers, clock and balance;
 //! - the replica's [`Reject`]s, [`RejectCode`]s and [`ErrorCode`]s;
-//! - [`Unmetered`]: a module run without metering, as a speed baseline.
+//! - [`Unmetered`]: a module run without metering, as a speed baseline;
+//! - [`flamegraph`]: a folded trace rendered as an SVG flame graph.
 //!
 //! Inside, `instrument` rewrites a module with the charges of `prices` at the basic blocks
 //! of `partition`; `system_api` provides the ic0 imports over a canister's `state`, with
@@ -19,10 +21,12 @@
 
 mod canister;
 mod errors;
+pub mod flamegraph;
 mod heap;
 mod instrument;
 mod ledger;
 mod live;
+mod memory_limits;
 mod memory_tracker;
 mod partition;
 mod prices;

@@ -8,7 +8,7 @@ use crate::instrument::{
     instrument, InstrumentError, Instrumented, COUNTER_EXPORT, GLOBAL_EXPORT_PREFIX, MEMORY_EXPORT,
     TABLE_EXPORT,
 };
-use crate::memory_tracker::{MemoryTracker, Tracking};
+use crate::memory_tracker::{MemoryTracker, Tracking, TRACKED_PAGE};
 use crate::state::{Closure, HostState, HostTrap, MessageKind};
 use crate::trace::FunctionNames;
 use std::collections::HashMap;
@@ -68,6 +68,12 @@ pub enum LoadError {
     },
     /// wasmtime rejected the module or could not instantiate it.
     Wasm(String),
+    /// The host's OS pages are not 4 KiB, so icrun cannot track the memory pages a message
+    /// touches, and every metering profile charges them (docs/metering.md §6).
+    PageSize {
+        /// The host's OS page size in bytes.
+        page_size: usize,
+    },
 }
 
 impl fmt::Display for LoadError {
@@ -79,6 +85,13 @@ impl fmt::Display for LoadError {
                 "Wasm module has an invalid import section. Module imports function '{name}' from '{module}' that is not exported by the runtime."
             ),
             LoadError::Wasm(msg) => write!(f, "Wasm module could not be loaded: {msg}"),
+            LoadError::PageSize { page_size } => write!(
+                f,
+                "icrun cannot meter on this host: its OS page size is {page_size} bytes, not \
+                 {TRACKED_PAGE}. The page charges of docs/metering.md §6 are defined per 4 KiB \
+                 OS page, and icrun tracks them with mprotect at that granularity; with larger \
+                 pages they would be wrong without notice."
+            ),
         }
     }
 }
@@ -201,7 +214,7 @@ pub(crate) struct Live {
     pub instance: Instance,
     /// The module it instantiates.
     pub loaded: Arc<Loaded>,
-    /// Page tracking of the heap, where the system supports it.
+    /// Page tracking of the heap (none without Unix signals).
     tracker: Option<Arc<MemoryTracker>>,
 }
 
@@ -214,7 +227,13 @@ impl Live {
         loaded: Arc<Loaded>,
         state: HostState,
     ) -> Result<Live, Box<(LoadError, HostState)>> {
+        // Every metering profile charges heap pages the tracker sees (docs/metering.md §6).
+        if let Err(e) = check_page_size(os_page_size()) {
+            return Err(Box::new((e, state)));
+        }
         let mut store = Store::new(engine, state);
+        // `memory.grow` asks the message's memory limits (none between messages).
+        store.limiter(|state| &mut state.memory_limits);
         let instance = match linker.instantiate(&mut store, &loaded.module) {
             Ok(instance) => instance,
             Err(e) => {
@@ -336,7 +355,7 @@ impl Live {
         Snapshot::of_globals(&mut self.store, &self.instance, &self.loaded.global_exports)
     }
 
-    /// Whether the heap's pages are tracked (needed by [`crate::Metering::Master2026`]).
+    /// Whether the heap's pages are tracked (needed by [`crate::Metering::Current`]).
     pub fn tracks_pages(&self) -> bool {
         self.tracker.is_some()
     }
@@ -393,13 +412,37 @@ impl Live {
     }
 }
 
-/// Installs the page-tracking fault handler on `store` where supported.
+/// Whether icrun can meter on a host whose OS pages are `page_size` bytes: only with 4 KiB
+/// pages. docs/metering.md §6 defines the page charges per 4 KiB OS page (`pocketic-13`'s
+/// dirty pages, `current`'s 16 OS pages per 64 KiB Wasm page), and the memory tracker finds
+/// them with `mprotect`, whose granularity is the OS page: with larger pages it would see
+/// the wrong pages, and without it the charges would silently differ from the replica's.
+pub(crate) fn check_page_size(page_size: usize) -> Result<(), LoadError> {
+    if page_size == TRACKED_PAGE {
+        Ok(())
+    } else {
+        Err(LoadError::PageSize { page_size })
+    }
+}
+
+/// The host's OS page size.
+#[cfg(unix)]
+fn os_page_size() -> usize {
+    MemoryTracker::os_page_size()
+}
+
+/// Without Unix signals there is no page tracking whatever the page size (see
+/// `install_memory_tracker`); the size does not decide anything there.
+#[cfg(not(unix))]
+fn os_page_size() -> usize {
+    TRACKED_PAGE
+}
+
+/// Installs the page-tracking fault handler on `store` (the host's pages are 4 KiB, see
+/// [`check_page_size`]).
 #[cfg(unix)]
 fn install_memory_tracker(store: &mut Store<HostState>) -> Option<Arc<MemoryTracker>> {
     use wasmtime::unix::StoreExt;
-    if !MemoryTracker::supported() {
-        return None;
-    }
     let tracker = Arc::new(MemoryTracker::new());
     let in_handler = Arc::clone(&tracker);
     let handler =
@@ -452,5 +495,32 @@ fn trap_text(trap: &wasmtime::Trap) -> String {
         Trap::IndirectCallToNull => "uninitialized element".into(),
         Trap::BadSignature => "indirect call signature mismatch".into(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_4_kib_pages_can_be_tracked() {
+        assert!(check_page_size(4096).is_ok());
+        for page_size in [16_384, 65_536, 8_192, 0] {
+            let refused = check_page_size(page_size);
+            assert!(
+                matches!(refused, Err(LoadError::PageSize { page_size: p }) if p == page_size),
+                "{page_size}: {refused:?}"
+            );
+        }
+        let message = LoadError::PageSize { page_size: 16_384 }.to_string();
+        for needle in ["16384 bytes", "docs/metering.md §6", "4 KiB", "mprotect"] {
+            assert!(message.contains(needle), "{message}");
+        }
+    }
+
+    #[test]
+    fn this_host_can_meter() {
+        // The test machines have 4 KiB pages; elsewhere every install fails with PageSize.
+        assert!(check_page_size(os_page_size()).is_ok());
     }
 }

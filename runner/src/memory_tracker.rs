@@ -5,7 +5,7 @@
 //!   read-only except the 4 KiB pages the message already wrote; the first write to a page
 //!   faults, the fault handler saves the page and makes it writable. The saved pages are both
 //!   the dirty-page count (charged after the message) and the undo log.
-//! - [`Tracking::Regions`] ([`crate::Metering::Master2026`]): at the start of a message the
+//! - [`Tracking::Regions`] ([`crate::Metering::Current`]): at the start of a message the
 //!   memory is inaccessible; the first access to a 64 KiB Wasm page faults and is charged
 //!   (the handler maps the page readable, or readable and writable in a query); in an update a
 //!   first write to a readable page faults again, is charged again, and the page is saved and
@@ -21,7 +21,16 @@
 //! functions (the ic0 functions that read and write the heap) and in wasmtime's own
 //! bulk-memory code. Outside calls the runtime must not read a region the tracker left
 //! inaccessible: [`MemoryTracker::unprotect_all`] first.
+//!
+//! The fault handler runs in a signal handler, so it never allocates: everything it records
+//! (saved units, opened units, touched regions) goes into room the runtime reserved for the
+//! worst case when the message started or the memory grew (see [`saved`]). Should that room
+//! ever be used up, the handler declines the fault (the access then traps like an access out
+//! of bounds) rather than allocate, and debug builds assert at the end of the message.
 
+mod saved;
+
+use saved::{push_within_capacity, reserve_total, SavedUnits};
 use std::cell::UnsafeCell;
 
 /// Size of a tracked OS page (docs/metering.md §6: 4 KiB).
@@ -36,7 +45,7 @@ pub(crate) enum Tracking {
     /// First writes per 4 KiB page ([`crate::Metering::PocketIc13`]).
     Writes,
     /// First accesses, and in updates first writes, per 64 KiB Wasm page
-    /// ([`crate::Metering::Master2026`]), each charged as given.
+    /// ([`crate::Metering::Current`]), each charged as given.
     Regions {
         /// Instructions per Wasm page first accessed.
         access: u64,
@@ -89,8 +98,8 @@ struct State {
     base: usize,
     len: usize,
     tracking: Tracking,
-    /// (unit index, original content) of every unit saved since `begin`.
-    saved: Vec<(usize, Box<[u8]>)>,
+    /// The original content of every unit saved since `begin`.
+    saved: SavedUnits,
     /// Bytes from `base` that were protected (in the `tracking` mode's closed state, except
     /// the units in `opened`).
     protected_len: usize,
@@ -101,6 +110,9 @@ struct State {
     /// Regions whose state is not `Untouched`.
     touched: Vec<usize>,
     pending: RegionCharges,
+    /// The fault handler declined a fault because the reserved room was used up (never
+    /// expected: the room is reserved for the worst case).
+    out_of_room: bool,
 }
 
 impl Default for State {
@@ -110,12 +122,13 @@ impl Default for State {
             base: 0,
             len: 0,
             tracking: Tracking::Writes,
-            saved: Vec::new(),
+            saved: SavedUnits::default(),
             protected_len: 0,
             opened: Vec::new(),
             regions: Vec::new(),
             touched: Vec::new(),
             pending: RegionCharges::default(),
+            out_of_room: false,
         }
     }
 }
@@ -143,12 +156,13 @@ impl State {
     /// Closes the units opened since the last `begin`, merged into runs of consecutive
     /// units, and the part the memory grew by.
     fn reprotect(&mut self) -> bool {
+        // Taken and put back cleared, so that its reserved room is kept.
         let mut units = std::mem::take(&mut self.opened);
         units.sort_unstable();
         units.dedup();
         let mut ok = true;
         let mut run: Option<(usize, usize)> = None;
-        for unit in units {
+        for &unit in &units {
             run = match run {
                 Some((start, end)) if end == unit => Some((start, unit + 1)),
                 Some((start, end)) => {
@@ -161,6 +175,8 @@ impl State {
         if let Some((start, end)) = run {
             ok &= self.close_units(start, end);
         }
+        units.clear();
+        self.opened = units;
         let unit = self.tracking.unit();
         ok &= self.close_units(self.protected_len / unit, self.len / unit);
         self.protected_len = self.len;
@@ -189,7 +205,29 @@ impl State {
         }
     }
 
+    /// Reserves room for everything the fault handler may record about the memory's `len`
+    /// bytes in one message: each unit saved once, opened twice at most (a region is opened
+    /// readable, then writable), each region touched once. Not for the fault handler.
+    fn reserve(&mut self) -> bool {
+        let unit = self.tracking.unit();
+        let units = self.len.div_ceil(unit);
+        self.saved.reserve(units, unit)
+            && reserve_total(&mut self.opened, units.saturating_mul(2))
+            && reserve_total(&mut self.touched, self.len.div_ceil(REGION))
+    }
+
+    /// Whether the fault handler can open a unit (and save it, if `save`; and record a newly
+    /// touched region, if `touch`) without allocating; records it when it cannot.
+    fn has_room(&mut self, save: bool, touch: bool) -> bool {
+        let room = self.opened.len() < self.opened.capacity()
+            && (!touch || self.touched.len() < self.touched.capacity())
+            && (!save || self.saved.has_room(self.tracking.unit()));
+        self.out_of_room |= !room;
+        room
+    }
+
     /// Saves unit `unit` (before its first write) and makes it accessible with `protection`.
+    /// Never allocates (the caller checked [`State::has_room`]).
     fn open(&mut self, unit: usize, save: bool, protection: libc::c_int) -> bool {
         let size = self.tracking.unit();
         let start = self.base + unit * size;
@@ -197,16 +235,22 @@ impl State {
             // SAFETY: the unit lies inside the tracked memory, which is at least readable here
             // (a closed region is made readable first by the caller when it saves).
             let original = unsafe { std::slice::from_raw_parts(start as *const u8, size) };
-            self.saved.push((unit, original.into()));
+            if !self.saved.push(unit, original) {
+                self.out_of_room = true;
+                return false;
+            }
         }
-        self.opened.push(unit);
+        if !push_within_capacity(&mut self.opened, unit) {
+            self.out_of_room = true;
+            return false;
+        }
         protect(start, size, protection)
     }
 
     /// A fault at byte `offset` of the memory, in [`Tracking::Writes`] mode.
     fn write_fault(&mut self, offset: usize) -> bool {
         let page = offset / TRACKED_PAGE;
-        self.open(page, true, libc::PROT_READ | libc::PROT_WRITE)
+        self.has_room(true, false) && self.open(page, true, libc::PROT_READ | libc::PROT_WRITE)
     }
 
     /// A fault at byte `offset` of the memory, in [`Tracking::Regions`] mode.
@@ -216,10 +260,21 @@ impl State {
             return false;
         };
         let read_write = libc::PROT_READ | libc::PROT_WRITE;
+        // Check for room before changing anything, so that a declined fault leaves the state
+        // as it was: a first access touches the region (and in a query saves it), a first
+        // write saves it.
+        let room = match state {
+            RegionState::Untouched => self.has_room(!track_writes, true),
+            RegionState::Read if track_writes => self.has_room(true, false),
+            RegionState::Read | RegionState::Written => true,
+        };
+        if !room {
+            return false;
+        }
         match state {
             RegionState::Untouched => {
                 self.regions[region] = RegionState::Read;
-                self.touched.push(region);
+                push_within_capacity(&mut self.touched, region);
                 self.pending.accessed += 1;
                 self.pending.instructions += access;
                 if track_writes {
@@ -272,11 +327,11 @@ impl MemoryTracker {
         unsafe { &mut *self.state.get() }
     }
 
-    /// Whether the system supports tracking (its page size is 4 KiB).
-    pub fn supported() -> bool {
+    /// The host's OS page size in bytes, the granularity of `mprotect` (0 if unknown).
+    pub fn os_page_size() -> usize {
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        page == TRACKED_PAGE as libc::c_long
+        usize::try_from(page).unwrap_or(0)
     }
 
     /// Starts tracking `[base, base + len)` for a message, in `tracking` mode: closes the
@@ -300,8 +355,9 @@ impl MemoryTracker {
         state.base = base as usize;
         state.len = len;
         state.tracking = tracking;
+        state.out_of_room = false;
         state.reset_regions();
-        let ok = state.reprotect();
+        let ok = state.reserve() && state.reprotect();
         if !ok {
             state.unprotect_all();
         }
@@ -351,6 +407,9 @@ impl MemoryTracker {
         if state.regions.len() < regions {
             state.regions.resize(regions, RegionState::Untouched);
         }
+        // Room for the handler's faults on the grown part (if the allocation fails, the
+        // handler declines them: the message traps instead of allocating in a signal handler).
+        let _ = state.reserve();
         for region in first..len / REGION {
             let start = state.base + region * REGION;
             // SAFETY: grown memory is mapped readable and writable by wasmtime.
@@ -382,7 +441,12 @@ impl MemoryTracker {
     /// Stops tracking faults. Units the message opened stay accessible (so they can be
     /// undone) and are closed again by the next `begin`. Idempotent.
     pub fn end(&self) {
-        self.state().active = false;
+        let state = self.state();
+        state.active = false;
+        debug_assert!(
+            !state.out_of_room,
+            "the memory tracker's fault handler ran out of its reserved room"
+        );
     }
 
     /// Units saved since `begin`: 4 KiB pages written ([`Tracking::Writes`]) or 64 KiB pages
@@ -396,12 +460,13 @@ impl MemoryTracker {
     pub fn undo(&self, heap: &mut [u8]) {
         let state = self.state();
         let unit = state.tracking.unit();
-        for (index, original) in state.saved.drain(..) {
+        for (index, original) in state.saved.iter(unit) {
             let start = index * unit;
             if let Some(target) = heap.get_mut(start..start + original.len()) {
-                target.copy_from_slice(&original);
+                target.copy_from_slice(original);
             }
         }
+        state.saved.clear();
     }
 
     /// Forgets the saved units (the message's writes are kept).
@@ -413,5 +478,187 @@ impl MemoryTracker {
     /// messages); the next `begin` protects it anew.
     pub fn unprotect_all(&self) {
         self.state().unprotect_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The fault handler's part (`on_fault`) is called directly here, as the signal handler
+    //! would call it, on memory mapped for the test; a counting allocator checks it never
+    //! allocates.
+
+    use super::*;
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    thread_local! {
+        static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// The system allocator, counting the allocations of each thread.
+    struct Counting;
+
+    fn count() {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+    }
+
+    // SAFETY: forwards to the system allocator.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            count();
+            // SAFETY: the caller's contract is the system allocator's.
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            count();
+            // SAFETY: as above.
+            unsafe { System.alloc_zeroed(layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            count();
+            // SAFETY: as above.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: as above.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+    }
+
+    #[global_allocator]
+    static GLOBAL: Counting = Counting;
+
+    fn allocations() -> usize {
+        ALLOCATIONS.with(Cell::get)
+    }
+
+    /// Four 64 KiB Wasm pages of anonymous memory, each byte set to its page's number.
+    struct Mapped {
+        base: *mut u8,
+        len: usize,
+    }
+
+    impl Mapped {
+        fn new() -> Mapped {
+            let len = 4 * REGION;
+            // SAFETY: a fresh private anonymous mapping; checked below.
+            let base = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            assert_ne!(base, libc::MAP_FAILED, "mmap");
+            let mapped = Mapped {
+                base: base.cast(),
+                len,
+            };
+            for (index, byte) in mapped.bytes().iter_mut().enumerate() {
+                *byte = (index / TRACKED_PAGE) as u8;
+            }
+            mapped
+        }
+
+        #[allow(clippy::mut_from_ref)]
+        fn bytes(&self) -> &mut [u8] {
+            // SAFETY: the mapping is `len` bytes and lives as long as `self`; the tests only
+            // touch it where the tracker made it accessible.
+            unsafe { std::slice::from_raw_parts_mut(self.base, self.len) }
+        }
+
+        fn address(&self, offset: usize) -> usize {
+            self.base as usize + offset
+        }
+    }
+
+    impl Drop for Mapped {
+        fn drop(&mut self) {
+            // SAFETY: unmaps the mapping made in `new`.
+            unsafe { libc::munmap(self.base.cast(), self.len) };
+        }
+    }
+
+    /// Calls `on_fault` for each address, as the handler would, and returns how many
+    /// allocations that made.
+    fn faults(tracker: &MemoryTracker, addresses: impl Iterator<Item = usize>) -> usize {
+        let addresses: Vec<usize> = addresses.collect();
+        let before = allocations();
+        for address in addresses {
+            assert!(tracker.on_fault(address), "fault at {address:#x} resolved");
+        }
+        allocations() - before
+    }
+
+    #[test]
+    fn write_faults_save_pages_without_allocating() {
+        let memory = Mapped::new();
+        let original = memory.bytes().to_vec();
+        let tracker = MemoryTracker::new();
+        for message in 0..2 {
+            assert!(tracker.begin(memory.base, memory.len, Tracking::Writes));
+            let pages = (0..memory.len).step_by(TRACKED_PAGE);
+            let allocated = faults(&tracker, pages.map(|offset| memory.address(offset)));
+            assert_eq!(allocated, 0, "message {message}");
+            memory.bytes().fill(0xff);
+            tracker.end();
+            assert_eq!(tracker.saved_units(), memory.len / TRACKED_PAGE);
+            tracker.undo(memory.bytes());
+            assert_eq!(memory.bytes(), &original[..], "message {message} undone");
+        }
+        tracker.unprotect_all();
+    }
+
+    #[test]
+    fn region_faults_charge_and_save_without_allocating() {
+        let memory = Mapped::new();
+        let original = memory.bytes().to_vec();
+        let tracker = MemoryTracker::new();
+        for track_writes in [true, false, true] {
+            let tracking = Tracking::Regions {
+                access: 80_000,
+                write: 80_000,
+                track_writes,
+            };
+            assert!(tracker.begin(memory.base, memory.len, tracking));
+            let regions = (0..memory.len).step_by(REGION);
+            let accesses = regions.clone().map(|offset| memory.address(offset + 8));
+            assert_eq!(faults(&tracker, accesses), 0);
+            if track_writes {
+                // The write faults again on the readable region.
+                let writes = regions.map(|offset| memory.address(offset + 16));
+                assert_eq!(faults(&tracker, writes), 0);
+            }
+            memory.bytes().fill(0xff);
+            let charges = tracker.take_charges();
+            let written = if track_writes { 4 } else { 0 };
+            assert_eq!((charges.accessed, charges.written), (4, written));
+            assert_eq!(charges.instructions, (4 + written) * 80_000);
+            tracker.end();
+            assert_eq!(tracker.saved_units(), 4);
+            tracker.undo(memory.bytes());
+            assert_eq!(memory.bytes(), &original[..], "undone");
+        }
+        tracker.unprotect_all();
+    }
+
+    #[test]
+    fn without_room_a_fault_is_declined_and_nothing_changes() {
+        let memory = Mapped::new();
+        // A state that never reserved room (the runtime always does, in `begin`).
+        let mut state = State {
+            active: true,
+            base: memory.base as usize,
+            len: memory.len,
+            ..State::default()
+        };
+        let before = allocations();
+        assert!(!state.write_fault(0));
+        assert_eq!(allocations(), before);
+        assert!(state.out_of_room);
+        assert_eq!((state.saved.len(), state.opened.len()), (0, 0));
     }
 }

@@ -458,28 +458,42 @@ pub enum Metering {
     /// The default, so that figures compare with published canbench results.
     #[default]
     PocketIc13,
-    /// dfinity/ic master after PR #10789 (merged 2026-07-16), the deterministic memory
-    /// tracker: every 64 KiB Wasm page of heap or stable memory a message touches costs 16 ×
-    /// 5,000 instructions when first accessed, and (updates, init, upgrade) 16 × 5,000 more
-    /// when first written, charged during execution. Whether mainnet runs it is not confirmed.
-    Master2026,
+    /// The IC's current meter: the replica's deterministic memory tracker, in replica
+    /// releases from release-2026-07-31 (e3d101b2) on and in PocketIC 16.0.0 and later (it
+    /// came with dfinity/ic PR #10789). Every 64 KiB Wasm page of heap or stable memory a
+    /// message touches costs 16 × 5,000 instructions when first accessed, and (updates,
+    /// init, upgrade) 16 × 5,000 more when first written, charged during execution. Named
+    /// `master-2026` before it shipped (still accepted by [`Metering::from_name`]).
+    Current,
 }
 
 impl Metering {
     /// Every profile.
-    pub const ALL: [Metering; 2] = [Metering::PocketIc13, Metering::Master2026];
+    pub const ALL: [Metering; 2] = [Metering::PocketIc13, Metering::Current];
 
-    /// The profile's name on icrun's command line (`--metering <name>`).
+    /// Former names of profiles, still accepted by [`Metering::from_name`]: `master-2026`
+    /// is what [`Metering::Current`] was called while it was only on dfinity/ic master.
+    pub const ALIASES: [(&'static str, Metering); 1] = [("master-2026", Metering::Current)];
+
+    /// The profile's name on icrun's command line (`--metering <name>`) and in results files.
     pub fn name(self) -> &'static str {
         match self {
             Metering::PocketIc13 => "pocketic-13",
-            Metering::Master2026 => "master-2026",
+            Metering::Current => "current",
         }
     }
 
-    /// The profile named `name`.
+    /// The profile named `name`, by its name or a former name ([`Metering::ALIASES`]).
     pub fn from_name(name: &str) -> Option<Metering> {
-        Metering::ALL.into_iter().find(|m| m.name() == name)
+        Metering::ALL
+            .into_iter()
+            .find(|m| m.name() == name)
+            .or_else(|| {
+                Metering::ALIASES
+                    .into_iter()
+                    .find(|(alias, _)| *alias == name)
+                    .map(|(_, metering)| metering)
+            })
     }
 
     /// The page charges of this profile.
@@ -493,10 +507,10 @@ impl Metering {
                 region_access: 0,
                 region_write: 0,
             },
-            Metering::Master2026 => PagePrices {
+            Metering::Current => PagePrices {
                 stable_dirty_4k: 0,
                 heap_dirty_4k_after: 0,
-                // §6 (master 2026): 5,000 per 4 KiB OS page, for the 16 OS pages of the 64 KiB
+                // §6 (the deterministic memory tracker): 5,000 per 4 KiB OS page, for the 16 OS pages of the 64 KiB
                 // Wasm page, when it is first accessed ...
                 region_access: 16 * 5_000,
                 // ... and as much again when it is first written (updates, init, upgrade).
@@ -583,6 +597,14 @@ mod tests {
             assert_eq!(Metering::from_name(metering.name()), Some(metering));
         }
         assert_eq!(Metering::default(), Metering::PocketIc13);
+    }
+
+    #[test]
+    fn the_former_name_of_current_is_accepted() {
+        assert_eq!(Metering::from_name("current"), Some(Metering::Current));
+        assert_eq!(Metering::from_name("master-2026"), Some(Metering::Current));
+        assert_eq!(Metering::Current.name(), "current");
+        assert_eq!(Metering::from_name("mainnet"), None);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 /// Size of a stable memory page, in bytes (docs/metering.md §5: pages are 64 KiB; also the
-/// unit the memory tracker of [`crate::Metering::Master2026`] charges, §6).
+/// unit the memory tracker of [`crate::Metering::Current`] charges, §6).
 pub const PAGE_SIZE: u64 = 64 * 1024;
 /// Size of the pages whose first write in a message is charged under
 /// [`crate::Metering::PocketIc13`] (docs/metering.md §6: 4 KiB).
@@ -97,7 +97,7 @@ impl StableMemory {
 
     /// Records an access to `[offset, offset + len)` by the current message, a write if
     /// `write`, per 64 KiB page; returns how many pages were accessed, and written, for the
-    /// first time in this message (what [`crate::Metering::Master2026`] charges).
+    /// first time in this message (what [`crate::Metering::Current`] charges).
     pub(crate) fn touch_regions(&mut self, offset: u64, len: u64, write: bool) -> (u64, u64) {
         let (mut accessed, mut written) = (0, 0);
         for page in page_range(offset, len, PAGE_SIZE) {

@@ -3,6 +3,7 @@
 
 use crate::errors::ErrorCode;
 use crate::ledger::Ledger;
+use crate::memory_limits::MemoryLimits;
 use crate::memory_tracker::MemoryTracker;
 use crate::prices::Metering;
 use crate::stable::StableMemory;
@@ -81,7 +82,7 @@ impl MessageKind {
     }
 
     /// Whether the message's changes are kept when it succeeds (and, under
-    /// [`Metering::Master2026`], whether its writes are tracked and charged).
+    /// [`Metering::Current`], whether its writes are tracked and charged).
     pub fn persists(self) -> bool {
         !matches!(self, MessageKind::Query | MessageKind::InspectMessage)
     }
@@ -196,8 +197,8 @@ impl Default for Env {
     }
 }
 
-/// How a runtime is set up beyond the canister's environment: the instruction limits, the
-/// metering rules, and whether modules get trace hooks.
+/// How a runtime is set up beyond the canister's environment: the instruction and memory
+/// limits, the metering rules, and whether modules get trace hooks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Options {
     /// Instruction limits per kind of message.
@@ -208,6 +209,17 @@ pub struct Options {
     /// [`crate::Trace`] ([`crate::Canister::record_traces`]). The hooks are not metered:
     /// instruction counts are the same with and without them.
     pub tracing: bool,
+    /// How large stable memory may grow, in 64 KiB pages: `stable64_grow` and `stable_grow`
+    /// past it return −1, as on the IC when the canister's memory allocation or the subnet is
+    /// full. `None` (the default): the IC's maximum (docs/metering.md §7: 500 GiB; 4 GiB
+    /// through the 32-bit API). Change it on a live canister with
+    /// [`crate::Canister::set_stable_memory_limit`].
+    pub stable_memory_limit: Option<u64>,
+    /// How large the heap (memory 0) may grow, in 64 KiB Wasm pages: `memory.grow` past it
+    /// returns −1, as Wasm specifies for a failed grow. `None` (the default): the IC's
+    /// maximum (docs/metering.md §7: 4 GiB on wasm32). Change it on a live canister with
+    /// [`crate::Canister::set_heap_limit`].
+    pub heap_limit: Option<u64>,
 }
 
 /// How a message answered.
@@ -352,7 +364,7 @@ pub(crate) struct HostState {
     /// The charges of the message in progress.
     pub ledger: Ledger,
     /// The heap's page tracker, whose fault handler takes page charges the host functions
-    /// apply ([`crate::Metering::Master2026`]).
+    /// apply ([`crate::Metering::Current`]).
     pub tracker: Option<Arc<MemoryTracker>>,
     /// The trace of the message in progress, when one is recorded.
     pub trace: Option<Recorder>,
@@ -366,6 +378,9 @@ pub(crate) struct HostState {
     pub counter: Option<Global>,
     /// The instance's memory 0, once instantiated (None if it has none).
     pub memory: Option<Memory>,
+    /// How far the memories may grow in the message in progress (none between messages);
+    /// also the store's resource limiter, which applies the heap limit to `memory.grow`.
+    pub memory_limits: MemoryLimits,
     /// Running a module that was not instrumented (`icrun speed`'s baseline):
     /// system API charges are skipped instead of requiring a counter.
     pub unmetered: bool,

@@ -21,13 +21,13 @@ use std::sync::Arc;
 pub enum PageCharge {
     /// 4 KiB stable pages first dirtied by a write ([`crate::Metering::PocketIc13`]).
     StableDirty,
-    /// 64 KiB heap pages first accessed ([`crate::Metering::Master2026`]).
+    /// 64 KiB heap pages first accessed ([`crate::Metering::Current`]).
     HeapAccess,
-    /// 64 KiB heap pages first written ([`crate::Metering::Master2026`]).
+    /// 64 KiB heap pages first written ([`crate::Metering::Current`]).
     HeapWrite,
-    /// 64 KiB stable pages first accessed ([`crate::Metering::Master2026`]).
+    /// 64 KiB stable pages first accessed ([`crate::Metering::Current`]).
     StableAccess,
-    /// 64 KiB stable pages first written ([`crate::Metering::Master2026`]).
+    /// 64 KiB stable pages first written ([`crate::Metering::Current`]).
     StableWrite,
 }
 

@@ -3,7 +3,7 @@
 //! static cost of the body (§2, §3), the system API charges (§4, §5), then the pages.
 //!
 //! `pocketic-13`: reads free; 1,000 per 4 KiB stable page a write dirties first; 1,000 per
-//! 4 KiB heap page an update dirtied, after the message. `master-2026`: 80,000 per 64 KiB
+//! 4 KiB heap page an update dirtied, after the message. `current`: 80,000 per 64 KiB
 //! Wasm page of heap or stable memory first accessed in the message, 80,000 more per page
 //! first written in an update; queries pay accesses only.
 
@@ -92,7 +92,7 @@ fn query(canister: &mut Canister, method: &str) -> u64 {
 #[test]
 fn reads_are_free_before_2026_and_cost_a_page_after() {
     let mut classic = canister(Metering::PocketIc13);
-    let mut tracked = canister(Metering::Master2026);
+    let mut tracked = canister(Metering::Current);
     assert_eq!(query(&mut classic, "read1"), 509);
     assert_eq!(query(&mut tracked, "read1"), 509 + REGION);
     // A query's write is charged as an access only (and no dirty page before 2026).
@@ -103,10 +103,10 @@ fn reads_are_free_before_2026_and_cost_a_page_after() {
 #[test]
 fn an_update_pays_a_first_write_on_top_of_the_access() {
     let mut classic = canister(Metering::PocketIc13);
-    let mut tracked = canister(Metering::Master2026);
+    let mut tracked = canister(Metering::Current);
     // pocketic-13: one 4 KiB heap page dirtied, 1,000 after the message.
     assert_eq!(update(&mut classic, "write1"), 509 + 1_000);
-    // master-2026: access and write of region 1 (a write as first access pays both).
+    // current: access and write of region 1 (a write as first access pays both).
     let result = tracked.update("write1", &[], ANONYMOUS);
     assert_eq!(result.instructions, 509 + 2 * REGION);
     assert_eq!(result.breakdown.heap_regions_accessed.pages, 1);
@@ -121,7 +121,7 @@ fn an_update_pays_a_first_write_on_top_of_the_access() {
 
 #[test]
 fn every_message_pays_its_pages_again() {
-    let mut tracked = canister(Metering::Master2026);
+    let mut tracked = canister(Metering::Current);
     for _ in 0..3 {
         assert_eq!(update(&mut tracked, "write1"), 509 + 2 * REGION);
         assert_eq!(query(&mut tracked, "read1"), 509 + REGION);
@@ -135,12 +135,12 @@ fn every_message_pays_its_pages_again() {
 #[test]
 fn page_charges_are_visible_to_the_performance_counter_after_2026() {
     let mut classic = canister(Metering::PocketIc13);
-    let mut tracked = canister(Metering::Master2026);
+    let mut tracked = canister(Metering::Current);
     // pocketic-13: 24 + 200 read; 70000 and 70008 share one 4 KiB page, charged after.
     let result = classic.update("counter_after_write1", &[], ANONYMOUS);
     assert_eq!(reply_u64(&result), 224);
     assert_eq!(result.instructions, 224 + 900 + 500 + 1_000);
-    // master-2026: the first store's access and write are charged in-band, before the
+    // current: the first store's access and write are charged in-band, before the
     // counter is read.
     let result = tracked.update("counter_after_write1", &[], ANONYMOUS);
     assert_eq!(reply_u64(&result), 224 + 2 * REGION);
@@ -150,7 +150,7 @@ fn page_charges_are_visible_to_the_performance_counter_after_2026() {
 #[test]
 fn stable_pages_and_the_heap_side_of_stable_calls() {
     let mut classic = canister(Metering::PocketIc13);
-    let mut tracked = canister(Metering::Master2026);
+    let mut tracked = canister(Metering::Current);
     // A stable read is 20 + size before 2026.
     assert_eq!(query(&mut classic, "stable_read"), 542);
     // After: the stable page (region 1 of stable memory) and the heap page it is copied into
@@ -173,7 +173,7 @@ fn stable_pages_and_the_heap_side_of_stable_calls() {
 
 #[test]
 fn grown_pages_are_charged_when_touched() {
-    let mut tracked = canister(Metering::Master2026);
+    let mut tracked = canister(Metering::Current);
     // The grown page 3 is written: access and write.
     assert_eq!(update(&mut tracked, "grow_and_write"), 811 + 2 * REGION);
     let mut classic = canister(Metering::PocketIc13);
@@ -183,7 +183,7 @@ fn grown_pages_are_charged_when_touched() {
 
 #[test]
 fn a_trap_undoes_the_writes_of_a_tracked_message() {
-    let mut tracked = canister(Metering::Master2026);
+    let mut tracked = canister(Metering::Current);
     let result = tracked.update("write2_and_trap", &[], ANONYMOUS);
     assert!(result.reply.is_err());
     let value = tracked.query("value2", &[], ANONYMOUS);

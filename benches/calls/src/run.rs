@@ -261,7 +261,7 @@ fn summarize(
         ));
     }
     let file = format!("{name}.svg");
-    icrun_cli::flamegraph::write(&folded, name, &flamegraphs.join(&file))?;
+    icrun::flamegraph::write(&folded, name, &flamegraphs.join(&file))?;
     let functions = folded.functions();
     let top_inclusive = functions
         .iter()

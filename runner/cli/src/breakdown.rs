@@ -1,6 +1,6 @@
 //! `--breakdown`: where a message's (or a bench's) instructions went, as a table.
 
-use crate::flamegraph::group_thousands;
+use icrun::flamegraph::group_thousands;
 use icrun::{Breakdown, PageUse};
 use std::fmt::Write;
 

@@ -2,102 +2,60 @@
 //! instructions and, on request, where they went (`--breakdown`) and a flame graph of the
 //! call (`--trace FILE.svg`).
 
+use crate::args;
 use crate::breakdown;
 use crate::candid_io::{
     decode_reply, encode, encode_call, encode_init, Interface, SERVICE_SECTIONS,
 };
-use crate::flamegraph;
 use candid::Principal;
-use icrun::{Canister, Env, Metering, Options};
+use clap::Args;
+use icrun::{flamegraph, Canister, Env, Metering, Options};
 use std::path::PathBuf;
 
-/// Usage text of `icrun call`.
-pub const USAGE: &str = "usage: icrun call <wasm> <method> ['(<candid args>)'] [--query] \
-[--init '(<candid>)'] [--did FILE] [--stable-memory FILE] [--show-output] \
-[--metering pocketic-13|master-2026] [--breakdown] [--trace FILE.svg]";
-
 /// The parsed command line of `icrun call`.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, PartialEq, Args)]
 pub struct CallOptions {
     /// The canister module.
     pub wasm: PathBuf,
     /// The method to call.
     pub method: String,
     /// The argument in Candid text.
+    #[arg(default_value = "()")]
     pub args: String,
     /// Call it as a query.
+    #[arg(long)]
     pub query: bool,
-    /// The init argument in Candid text.
+    /// The init argument in Candid text (default: `()`).
+    #[arg(long, value_name = "CANDID")]
     pub init: Option<String>,
     /// A `.did` file typing the arguments and the reply.
+    #[arg(long, value_name = "FILE")]
     pub did: Option<PathBuf>,
     /// A raw stable memory image loaded after install.
+    #[arg(long, value_name = "FILE")]
     pub stable_memory: Option<PathBuf>,
     /// Print the canister's debug output.
+    #[arg(long)]
     pub show_output: bool,
-    /// The metering profile.
+    /// The metering profile: current (the IC's meter today, the default) or pocketic-13
+    /// (canbench's PocketIC 13); master-2026, the former name of current, is accepted.
+    /// `icrun bench` keeps canbench's pocketic-13.
+    #[arg(long, value_name = "PROFILE", default_value_t = Metering::Current,
+          value_parser = args::metering)]
     pub metering: Metering,
     /// Print the breakdown of the call's instructions.
+    #[arg(long)]
     pub breakdown: bool,
     /// Write a flame graph of the call here.
+    #[arg(long, value_name = "FILE.svg")]
     pub trace: Option<PathBuf>,
 }
 
 impl CallOptions {
     /// Parses the arguments after `call`.
     pub fn parse(args: &[String]) -> Result<CallOptions, String> {
-        let mut options = CallOptions {
-            args: "()".into(),
-            ..CallOptions::default()
-        };
-        let mut positional = Vec::new();
-        let mut iter = args.iter();
-        while let Some(arg) = iter.next() {
-            let mut value = |flag: &str| {
-                iter.next()
-                    .cloned()
-                    .ok_or_else(|| format!("{flag} needs a value"))
-            };
-            match arg.as_str() {
-                "--query" => options.query = true,
-                "--show-output" => options.show_output = true,
-                "--breakdown" => options.breakdown = true,
-                "--init" => options.init = Some(value("--init")?),
-                "--did" => options.did = Some(PathBuf::from(value("--did")?)),
-                "--trace" => options.trace = Some(PathBuf::from(value("--trace")?)),
-                "--metering" => options.metering = parse_metering(&value("--metering")?)?,
-                "--stable-memory" => {
-                    options.stable_memory = Some(PathBuf::from(value("--stable-memory")?))
-                }
-                flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
-                _ => positional.push(arg.clone()),
-            }
-        }
-        match positional.as_slice() {
-            [wasm, method] => {
-                options.wasm = PathBuf::from(wasm);
-                options.method = method.clone();
-            }
-            [wasm, method, call_args] => {
-                options.wasm = PathBuf::from(wasm);
-                options.method = method.clone();
-                options.args = call_args.clone();
-            }
-            _ => return Err(USAGE.into()),
-        }
-        Ok(options)
+        args::parse("call", args)
     }
-}
-
-/// A metering profile by its command-line name.
-pub fn parse_metering(name: &str) -> Result<Metering, String> {
-    Metering::from_name(name).ok_or_else(|| {
-        let known: Vec<&str> = Metering::ALL.iter().map(|m| m.name()).collect();
-        format!(
-            "unknown metering profile {name:?} (one of {})",
-            known.join(", ")
-        )
-    })
 }
 
 /// The service description: `--did`, else the module's metadata, else none.
@@ -211,17 +169,25 @@ mod tests {
             "get",
             "(1)",
             "--metering",
+            // The former name of `current`.
             "master-2026",
             "--breakdown",
             "--trace",
             "t.svg",
         ])
         .expect("valid");
-        assert_eq!(options.metering, Metering::Master2026);
+        assert_eq!(options.metering, Metering::Current);
         assert!(options.breakdown);
         assert_eq!(options.trace, Some(PathBuf::from("t.svg")));
         assert_eq!(options.args, "(1)");
         assert!(parse(&["c.wasm", "get", "--metering", "mainnet"]).is_err());
+        // The IC's current meter is the default; pocketic-13 is chosen explicitly.
+        assert_eq!(
+            parse(&["c.wasm", "get"]).expect("valid").metering,
+            Metering::Current
+        );
+        let pinned = parse(&["c.wasm", "get", "--metering", "pocketic-13"]).expect("valid");
+        assert_eq!(pinned.metering, Metering::PocketIc13);
         assert!(parse(&["c.wasm"]).is_err());
     }
 }

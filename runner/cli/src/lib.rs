@@ -5,9 +5,11 @@
 //! - [`call`] is `icrun call`, one method call on a freshly installed canister;
 //! - [`speed`] is `icrun speed`, a benchmark of icrun itself;
 //! - [`candid_io`] converts Candid text to bytes and back;
-//! - [`flamegraph`] renders instruction traces the way canbench does, with `inferno`;
-//! - [`breakdown`] prints where a message's instructions went.
+//! - [`flamegraph`] places `icrun bench`'s flame graphs (rendered by `icrun::flamegraph`);
+//! - [`breakdown`] prints where a message's instructions went;
+//! - [`args`] parses a subcommand's arguments with clap.
 
+pub mod args;
 pub mod bench;
 pub mod breakdown;
 pub mod call;

@@ -3,7 +3,7 @@
 //! ```text
 //! icrun call <wasm> <method> ['(<candid args>)'] [--query] [--init '(<candid>)']
 //!            [--did FILE] [--stable-memory FILE] [--show-output]
-//!            [--metering pocketic-13|master-2026] [--breakdown] [--trace FILE.svg]
+//!            [--metering current|pocketic-13] [--breakdown] [--trace FILE.svg]
 //! icrun bench [PATTERN] [--config FILE] [--persist] [--csv] [--noise-threshold PCT]
 //!             [--show-canister-output] [--less-verbose] [--hide-results]
 //!             [--show-summary] [--fail-on-regression | --fail-on-change]
@@ -14,26 +14,42 @@
 //! ```
 //! `call` prints the decoded reply (or the reject) and the instructions used;
 //! the reply is typed by the module's `candid:service` metadata, or by `--did`.
-//! `bench` is a drop-in for `canbench` on a `canbench.yml`; `speed` measures
-//! icrun itself (metered instructions per second, slowdown against plain
-//! wasmtime, per-message cost against heap size).
+//! Its metering defaults to `current`, the IC's meter today.
+//! `bench` is a drop-in for `canbench` on a `canbench.yml` (metering `pocketic-13`, as
+//! canbench 0.7's PocketIC 13); `speed` measures icrun itself (metered instructions per
+//! second, slowdown against plain wasmtime, per-message cost against heap size).
+//! `icrun <command> --help` describes every option.
 //!
-//! Exit status: 0 on success, 1 when a call is rejected or a `--fail-on-*`
-//! check fails, 2 on usage or runtime errors.
+//! Exit status: 0 on success (and for `--help`), 1 when a call is rejected or a
+//! `--fail-on-*` check fails, 2 on usage or runtime errors.
 
+use clap::{Parser, Subcommand};
 use icrun_cli::bench::{self, style::Style, BenchOptions};
 use icrun_cli::call::{self, CallOptions};
+use icrun_cli::speed::cli::SpeedOptions;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: icrun call <wasm> <method> ['(<candid args>)'] [options] \
-(icrun call --help)
-       icrun bench [PATTERN] [options] (icrun bench --help)
-       icrun speed [options] (icrun speed --help)";
+/// Run Internet Computer canisters offline, metered as the replica meters them.
+#[derive(Debug, Parser)]
+#[command(name = "icrun")]
+struct Cli {
+    #[command(subcommand)]
+    command: Subcommands,
+}
+
+#[derive(Debug, Subcommand)]
+enum Subcommands {
+    /// Install a canister, call one method, print the reply and the instructions.
+    Call(CallOptions),
+    /// Run a canbench suite (canbench.yml) on icrun: a drop-in for canbench.
+    Bench(BenchOptions),
+    /// Measure icrun itself: instructions per second, slowdown, cost against heap size.
+    Speed(SpeedOptions),
+}
 
 /// `icrun bench`: Ok(false) when a `--fail-on-*` check failed.
-fn run_bench(args: &[String]) -> Result<bool, String> {
-    let options = BenchOptions::parse(args)?;
-    let outcome = bench::run(&options, Style::for_stdout(), &mut std::io::stdout())?;
+fn run_bench(options: &BenchOptions) -> Result<bool, String> {
+    let outcome = bench::run(options, Style::for_stdout(), &mut std::io::stdout())?;
     for failure in &outcome.failures {
         eprintln!("icrun: {failure}");
     }
@@ -48,27 +64,22 @@ fn run_bench(args: &[String]) -> Result<bool, String> {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let help = |usage: &str| Err(usage.to_string());
-    let outcome = match args.split_first() {
-        Some((command, rest)) if command == "call" => {
-            if rest.iter().any(|a| a == "--help") {
-                help(call::USAGE)
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // Help and version go to stdout with status 0; usage errors to stderr with 2.
+            let _ = error.print();
+            return if error.use_stderr() {
+                ExitCode::from(2)
             } else {
-                CallOptions::parse(rest).and_then(|o| call::run(&o))
-            }
+                ExitCode::SUCCESS
+            };
         }
-        Some((command, rest)) if command == "bench" => {
-            if rest.iter().any(|a| a == "--help") {
-                help(bench::options::USAGE)
-            } else {
-                run_bench(rest)
-            }
-        }
-        Some((command, rest)) if command == "speed" => {
-            icrun_cli::speed::cli::run(rest).map(|()| true)
-        }
-        _ => Err(USAGE.into()),
+    };
+    let outcome = match &cli.command {
+        Subcommands::Call(options) => call::run(options),
+        Subcommands::Bench(options) => run_bench(options),
+        Subcommands::Speed(options) => icrun_cli::speed::cli::run(options).map(|()| true),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
@@ -77,5 +88,32 @@ fn main() -> ExitCode {
             eprintln!("icrun: {message}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+    use icrun::Metering;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn call_defaults_to_current_and_bench_to_pocketic_13() {
+        let call = Cli::try_parse_from(["icrun", "call", "c.wasm", "get"]).expect("valid");
+        let Subcommands::Call(call) = call.command else {
+            panic!("not call: {call:?}");
+        };
+        assert_eq!(call.metering, Metering::Current);
+        let bench = Cli::try_parse_from(["icrun", "bench"]).expect("valid");
+        let Subcommands::Bench(bench) = bench.command else {
+            panic!("not bench: {bench:?}");
+        };
+        assert_eq!(bench, BenchOptions::default());
+        assert!(Cli::try_parse_from(["icrun", "frobnicate"]).is_err());
     }
 }

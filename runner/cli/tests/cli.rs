@@ -25,21 +25,30 @@ fn write_canister() -> std::path::PathBuf {
 #[test]
 fn call_prints_reply_and_instructions() {
     let path = write_canister();
-    let output = Command::new(env!("CARGO_BIN_EXE_icrun"))
-        .args([
-            "call",
-            path.to_str().expect("utf-8 path"),
-            "greet",
-            "()",
-            "--query",
-        ])
-        .output()
-        .expect("icrun runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}");
-    assert!(stdout.contains("(\"hi\")"), "{stdout}");
+    let greet = |metering: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_icrun"))
+            .args([
+                "call",
+                path.to_str().expect("utf-8 path"),
+                "greet",
+                "()",
+                "--query",
+            ])
+            .args(metering)
+            .output()
+            .expect("icrun runs");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(output.status.success(), "{stdout}");
+        assert!(stdout.contains("(\"hi\")"), "{stdout}");
+        stdout
+    };
     // 1 + (2 consts + call) 7 + call 5 = 13; append 500 + 50 × 10; reply 500.
-    assert!(stdout.contains("instructions: 1513"), "{stdout}");
+    let pinned = greet(&["--metering", "pocketic-13"]);
+    assert!(pinned.contains("instructions: 1513"), "{pinned}");
+    // The default is `current` (docs/metering.md §6): the append reads the reply from the
+    // heap's first 64 KiB Wasm page, a first access in the query: 16 × 5,000 more.
+    let current = greet(&[]);
+    assert!(current.contains("instructions: 81513"), "{current}");
 
     let output = Command::new(env!("CARGO_BIN_EXE_icrun"))
         .args(["call", path.to_str().expect("utf-8 path"), "fail"])

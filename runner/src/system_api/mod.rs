@@ -95,16 +95,16 @@ fn charge_pages(host: &mut impl Host, kind: PageCharge, pages: u64, amount: u64)
 /// The ledger's entry for page charges of `kind`.
 fn page_use(ledger: &mut crate::ledger::Ledger, kind: PageCharge) -> &mut crate::ledger::PageUse {
     match kind {
-        PageCharge::StableDirty => &mut ledger.stable_pages_dirtied,
-        PageCharge::HeapAccess => &mut ledger.heap_regions_accessed,
-        PageCharge::HeapWrite => &mut ledger.heap_regions_written,
-        PageCharge::StableAccess => &mut ledger.stable_regions_accessed,
-        PageCharge::StableWrite => &mut ledger.stable_regions_written,
+        PageCharge::StableDirty => &mut ledger.memory.stable_pages_dirtied,
+        PageCharge::HeapAccess => &mut ledger.memory.heap_regions_accessed,
+        PageCharge::HeapWrite => &mut ledger.memory.heap_regions_written,
+        PageCharge::StableAccess => &mut ledger.memory.stable_regions_accessed,
+        PageCharge::StableWrite => &mut ledger.memory.stable_regions_written,
     }
 }
 
 /// Applies the page charges the heap tracker's fault handler took since the last host call
-/// ([`crate::Metering::Master2026`]: they are made in a signal handler, which cannot reach
+/// ([`crate::Metering::Current`]: they are made in a signal handler, which cannot reach
 /// the counter). Also accounts for heap growth since then.
 pub(crate) fn apply_heap_page_charges(host: &mut impl Host) -> HostResult<()> {
     let state = host.as_context().data();

@@ -12,7 +12,7 @@ use wasmtime::Linker;
 const MAX_PAGES_32BIT: u64 = 65_536;
 
 /// Charges the 64 KiB stable pages of `[offset, offset + size)` the message touches first
-/// ([`crate::Metering::Master2026`], docs/metering.md §6): on first access and, if `write`
+/// ([`crate::Metering::Current`], docs/metering.md §6): on first access and, if `write`
 /// in a message whose writes are tracked, on first write.
 fn charge_stable_regions(c: &mut Ctx<'_>, offset: u64, size: u64, write: bool) -> HostResult<()> {
     let pages = c.data().metering.pages();
@@ -46,7 +46,7 @@ fn stable_read(c: &mut Ctx<'_>, api: Api, dst: u64, offset: u64, size: u64) -> H
         return trap(HostTrap::StableOutOfBounds);
     }
     charge_stable_regions(c, offset, size, false)?;
-    c.data_mut().ledger.stable_bytes_read += size;
+    c.data_mut().ledger.memory.stable_bytes_read += size;
     let Some(memory) = c.data().memory else {
         return trap(HostTrap::HeapOutOfBounds);
     };
@@ -82,7 +82,7 @@ fn stable_write(c: &mut Ctx<'_>, api: Api, offset: u64, src: u64, size: u64) -> 
         )?;
     }
     charge_stable_regions(c, offset, size, true)?;
-    c.data_mut().ledger.stable_bytes_written += size;
+    c.data_mut().ledger.memory.stable_bytes_written += size;
     let Some(memory) = c.data().memory else {
         return trap(HostTrap::HeapOutOfBounds);
     };
@@ -113,14 +113,17 @@ pub(super) fn register_stable(linker: &mut Linker<HostState>) -> wasmtime::Resul
     })?;
     linker.func_wrap(IC0, "stable64_grow", |mut c: Ctx<'_>, pages: i64| {
         charge_api(&mut c, Api::Stable64Grow, 0)?;
-        let grown = c.data_mut().stable.grow(pages as u64, MAX_PAGES);
-        // §5: returns the old size in pages or -1.
+        let max = c.data().memory_limits.stable_max(MAX_PAGES);
+        let grown = c.data_mut().stable.grow(pages as u64, max);
+        // §5: returns the old size in pages or -1 (also past the canister's stable memory
+        // limit, as when its memory allocation or the subnet is full).
         Ok(grown.map_or(-1, |old| old as i64))
     })?;
     linker.func_wrap(IC0, "stable_grow", |mut c: Ctx<'_>, pages: i32| {
         charge_api(&mut c, Api::StableGrow, 0)?;
         stable_size_32(&c)?;
-        let grown = c.data_mut().stable.grow(u(pages), MAX_PAGES_32BIT);
+        let max = c.data().memory_limits.stable_max(MAX_PAGES_32BIT);
+        let grown = c.data_mut().stable.grow(u(pages), max);
         Ok(grown.map_or(-1, |old| old as i32))
     })?;
     linker.func_wrap(

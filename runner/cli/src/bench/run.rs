@@ -200,6 +200,7 @@ fn install(
         limits: Limits::unlimited(),
         metering: bench.metering,
         tracing,
+        ..Options::default()
     };
     let (mut canister, installed) = Canister::install_with(
         wasm,
@@ -277,7 +278,7 @@ fn trace_bench(
             folded.total()
         ));
     }
-    crate::flamegraph::write(&folded, name, path)
+    icrun::flamegraph::write(&folded, name, path)
 }
 
 /// Prints the canister's debug output to stderr, as PocketIC logs it.

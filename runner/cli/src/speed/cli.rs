@@ -2,80 +2,62 @@
 
 use super::heap_size::touch_time;
 use super::workload::{measure, Workload};
+use crate::args;
 use crate::candid_io::encode;
+use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Usage text of `icrun speed`.
-pub const USAGE: &str = "usage: icrun speed [--wasm FILE [--init '(<candid>)'] \
-[--query METHOD [--runs N] | --batches N --batch-size N] [--repeat N]] [--heap-messages N] \
-[--large-heap-mib N]";
-
 /// Parsed options of `icrun speed`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
 pub struct SpeedOptions {
     /// The canister to run the workload on (none: only the heap-size probe).
+    #[arg(long, value_name = "FILE")]
     pub wasm: Option<PathBuf>,
     /// Init argument in Candid text.
+    #[arg(long, value_name = "CANDID", default_value = "()")]
     pub init: String,
-    /// The workload.
-    pub workload: Workload,
+    /// Run this query `--runs` times instead of the `insert_users` batches.
+    #[arg(long, value_name = "METHOD")]
+    pub query: Option<String>,
+    /// Calls of the `--query`.
+    #[arg(long, value_name = "N", default_value = "5", value_parser = args::positive)]
+    pub runs: usize,
+    /// Update calls of `insert_users`.
+    #[arg(long, value_name = "N", default_value = "20", value_parser = args::positive)]
+    pub batches: usize,
+    /// New users per `insert_users` call.
+    #[arg(long, value_name = "N", default_value = "1000", value_parser = args::positive)]
+    pub batch_size: usize,
     /// How many times the workload is measured (the median is reported).
+    #[arg(long, value_name = "N", default_value = "3", value_parser = args::positive)]
     pub repeat: usize,
     /// Messages timed per heap size.
+    #[arg(long, value_name = "N", default_value = "200", value_parser = args::positive)]
     pub heap_messages: usize,
     /// The large heap of the heap-size probe, in MiB (the small one is 1 MiB).
+    #[arg(long, value_name = "N", default_value = "1024", value_parser = args::positive)]
     pub large_heap_mib: usize,
 }
 
 impl SpeedOptions {
     /// Parses the arguments after `speed`.
     pub fn parse(args: &[String]) -> Result<SpeedOptions, String> {
-        let mut wasm = None;
-        let mut init = "()".to_string();
-        let mut query = None;
-        let (mut runs, mut batches, mut batch_size) = (5, 20, 1000);
-        let (mut heap_messages, mut large_heap_mib, mut repeat) = (200, 1024, 3);
-        let mut iter = args.iter();
-        while let Some(flag) = iter.next() {
-            let value = iter
-                .next()
-                .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
-            let number = || {
-                value
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| format!("{flag} needs a positive number, not {value:?}"))
-            };
-            match flag.as_str() {
-                "--wasm" => wasm = Some(PathBuf::from(value)),
-                "--init" => init = value.clone(),
-                "--query" => query = Some(value.clone()),
-                "--runs" => runs = number()?,
-                "--batches" => batches = number()?,
-                "--batch-size" => batch_size = number()?,
-                "--heap-messages" => heap_messages = number()?,
-                "--repeat" => repeat = number()?,
-                "--large-heap-mib" => large_heap_mib = number()?,
-                other => return Err(format!("unknown option {other}\n{USAGE}")),
-            }
-        }
-        let workload = match query {
-            Some(method) => Workload::Query { method, runs },
-            None => Workload::InsertUsers {
-                batches,
-                batch_size,
+        args::parse("speed", args)
+    }
+
+    /// The workload: `--query` `--runs` times, else the `insert_users` batches.
+    pub fn workload(&self) -> Workload {
+        match &self.query {
+            Some(method) => Workload::Query {
+                method: method.clone(),
+                runs: self.runs,
             },
-        };
-        Ok(SpeedOptions {
-            wasm,
-            init,
-            workload,
-            repeat,
-            heap_messages,
-            large_heap_mib,
-        })
+            None => Workload::InsertUsers {
+                batches: self.batches,
+                batch_size: self.batch_size,
+            },
+        }
     }
 }
 
@@ -84,19 +66,15 @@ fn micros(duration: Duration) -> String {
 }
 
 /// Runs `icrun speed` and prints the figures.
-pub fn run(args: &[String]) -> Result<(), String> {
-    let options = SpeedOptions::parse(args)?;
+pub fn run(options: &SpeedOptions) -> Result<(), String> {
+    let workload = options.workload();
     if let Some(path) = &options.wasm {
         let wasm = crate::bench::run::read_wasm(path)?;
         let init_arg = encode(&options.init, None)?;
-        println!(
-            "workload:       {:?} on {}",
-            options.workload,
-            path.display()
-        );
+        println!("workload:       {:?} on {}", workload, path.display());
         let mut runs = Vec::new();
         for _ in 0..options.repeat {
-            let speed = measure(&wasm, &init_arg, &options.workload)?;
+            let speed = measure(&wasm, &init_arg, &workload)?;
             println!(
                 "run:            {} instructions in {} messages; icrun {:.3} s CPU \
                  ({:.3} billion instructions/s), plain wasmtime {:.3} s CPU: {:.2}x",
@@ -129,4 +107,48 @@ pub fn run(args: &[String]) -> Result<(), String> {
         options.large_heap_mib
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<SpeedOptions, String> {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        SpeedOptions::parse(&args)
+    }
+
+    #[test]
+    fn defaults_and_workloads() {
+        let options = parse(&[]).expect("valid");
+        assert_eq!(options.wasm, None);
+        assert_eq!(options.init, "()");
+        assert_eq!(
+            (
+                options.repeat,
+                options.heap_messages,
+                options.large_heap_mib
+            ),
+            (3, 200, 1024)
+        );
+        let batches = Workload::InsertUsers {
+            batches: 20,
+            batch_size: 1000,
+        };
+        assert_eq!(options.workload(), batches);
+        let query = parse(&["--wasm", "b.wasm", "--query", "__canbench__x", "--runs=7"]);
+        let query = query.expect("valid");
+        assert_eq!(query.wasm, Some(PathBuf::from("b.wasm")));
+        let method = "__canbench__x".to_string();
+        assert_eq!(query.workload(), Workload::Query { method, runs: 7 });
+    }
+
+    #[test]
+    fn errors() {
+        assert!(parse(&["--runs", "0"]).is_err());
+        assert!(parse(&["--repeat", "x"]).is_err());
+        assert!(parse(&["--heap-messages"]).is_err());
+        assert!(parse(&["--bogus", "1"]).is_err());
+        assert!(parse(&["b.wasm"]).is_err());
+    }
 }
