@@ -25,8 +25,8 @@ case "${1:-}" in
   *) echo "usage: scripts/bench.sh [--check]" >&2; exit 2 ;;
 esac
 
-log "building icrun and the measuring tools (cargo profile 'tool')"
-cargo build --profile tool --locked -p icrun-cli -p bench-snapshot -p bench-calls
+log "building icrun and the measuring tools (the tests' profile: one build of wasmtime)"
+cargo build --locked -p icrun-cli -p bench-snapshot -p bench-calls
 "$ROOT/scripts/build.sh" btree sqlite stable-sqlite benches
 
 mkdir -p "$ROOT/target/bench"
@@ -40,7 +40,7 @@ else
   rm -rf "$flamegraphs"
 fi
 log "measuring one call at a time: the store canisters on 1,000,000-row tables (bench-calls)"
-"$ROOT/target/tool/bench-calls" "$ROOT/target/canisters" "$calls_out/per_call_results.yml" "$flamegraphs"
+"$ROOT/target/debug/bench-calls" "$ROOT/target/canisters" "$calls_out/per_call_results.yml" "$flamegraphs"
 
 CACHE="$ROOT/.cache/bench"
 key=$(sha256 "$ROOT/target/canisters/benches.wasm" | cut -c1-16)
@@ -50,7 +50,7 @@ if [ ! -f "$image" ] || [ ! -f "$storage" ]; then
   log "building the preloaded tables (image cached in .cache/bench by the Wasm's hash)"
   rm -rf "$CACHE/images"
   mkdir -p "$CACHE/images"
-  "$ROOT/target/tool/bench-snapshot" "$ROOT/target/canisters/benches.wasm" "$image.tmp" "$storage.tmp"
+  "$ROOT/target/debug/bench-snapshot" "$ROOT/target/canisters/benches.wasm" "$image.tmp" "$storage.tmp"
   mv "$image.tmp" "$image"
   mv "$storage.tmp" "$storage"
 else
@@ -61,7 +61,7 @@ ln -sfn "images/$key.bin" "$CACHE/stable_memory.bin"
 if [ "$mode" = check ]; then
   # The reproduction check compares with icrun's own committed figures.
   log "checking the suite on icrun against the committed canbench_results.yml"
-  "$ROOT/target/tool/icrun" bench --less-verbose --fail-on-change
+  "$ROOT/target/debug/icrun" bench --less-verbose --fail-on-change
   log "checking the per-call results and their flame graphs against the committed ones"
   diff -u per_call_results.yml "$calls_out/per_call_results.yml"
   diff -r docs/flamegraphs "$calls_out/flamegraphs"
@@ -81,7 +81,7 @@ if [ -n "${POCKET_IC_BIN:-}" ]; then
   runner=(canbench)
 else
   log "running the suite on icrun (POCKET_IC_BIN is not set: PocketIC is not used)"
-  runner=("$ROOT/target/tool/icrun" bench)
+  runner=("$ROOT/target/debug/icrun" bench)
 fi
 "${runner[@]}" --persist --less-verbose
 

@@ -18,12 +18,14 @@ mkdir -p "$OUT"
 RUSTFLAGS="$(wasm_rustflags)"
 export RUSTFLAGS
 
-# build CANISTER PACKAGE TARGET WASI2IC: a release build of PACKAGE for TARGET, locked to
-# Cargo.lock, copied (or converted with wasi2ic) to target/canisters/CANISTER.wasm.
+# build CANISTER PACKAGE TARGET WASI2IC MANIFEST: a release build of PACKAGE for TARGET with
+# MANIFEST (relative to the repository), locked to its Cargo.lock, in the one target
+# directory, copied (or converted with wasi2ic) to target/canisters/CANISTER.wasm.
 build() {
-  local canister=$1 package=$2 target=$3 wasi2ic=$4
+  local canister=$1 package=$2 target=$3 wasi2ic=$4 manifest=$5
   log "building $canister ($package, $target, release)"
-  cargo build --manifest-path "$ROOT/Cargo.toml" --release --locked --target "$target" -p "$package"
+  cargo build --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --release --locked \
+    --target "$target" -p "$package"
   local built="$ROOT/target/$target/release/${package//-/_}.wasm"
   if [ "$wasi2ic" = 1 ]; then
     wasi2ic "$built" "$OUT/$canister.wasm" >/dev/null
@@ -35,8 +37,8 @@ build() {
 # The store canisters, one line each: canister package target wasi2ic.
 registry=$(python3 "$ROOT/scripts/registry.py" canisters)
 known="$registry
-client client-canister wasm32-unknown-unknown 0
-benches userstore-benches wasm32-wasip1 1"
+client client-canister wasm32-unknown-unknown 0 Cargo.toml
+benches userstore-benches wasm32-wasip1 1 Cargo.toml"
 
 canisters=("$@")
 if [ ${#canisters[@]} -eq 0 ]; then

@@ -3,6 +3,7 @@
 
     python3 scripts/registry.py canisters        one line per store canister:
                                                  <canister> <package> <target> <wasi2ic 0|1>
+                                                 <manifest>
     python3 scripts/registry.py configurations   one line per configuration:
                                                  <key> <canister> <engine name> <label>
 
@@ -48,7 +49,8 @@ def main(argv):
     if argv == ["canisters"]:
         for engine in engines():
             wasi2ic = 1 if engine["wasi2ic"] else 0
-            print(f'{engine["canister"]} {engine["package"]} {engine["target"]} {wasi2ic}')
+            manifest = engine.get("manifest", "Cargo.toml")
+            print(f'{engine["canister"]} {engine["package"]} {engine["target"]} {wasi2ic} {manifest}')
     elif argv == ["configurations"]:
         for engine in engines():
             for configuration in engine["configurations"]:

@@ -18,16 +18,27 @@ cargo fmt --all -- --check
 log "cargo clippy (native, all targets)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+# Registry canisters that are workspaces of their own (the ic-sqlite-vfs peer): formatting,
+# clippy and their native tests (the committed Candid), in the one target directory.
+while read -r canister _ _ _ manifest; do
+  [ "$manifest" = Cargo.toml ] && continue
+  log "$canister ($manifest): fmt, clippy, tests"
+  cargo fmt --manifest-path "$ROOT/$manifest" -- --check
+  cargo clippy --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --all-targets \
+    --locked -- -D warnings
+  cargo test --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --locked
+done < <(python3 "$ROOT/scripts/registry.py" canisters)
+
 log "cargo clippy (canisters for their Wasm targets)"
 # The registry's store canisters, each for its own target, with the client and the benchmark
 # canister. One clippy run per canister: packages built together share their dependencies'
 # features, which a canister built alone does not.
-while read -r _ package target _; do
-  RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target "$target" \
-    -p "$package" -- -D warnings
+while read -r _ package target _ manifest; do
+  RUSTFLAGS="$(wasm_rustflags)" cargo clippy --manifest-path "$ROOT/$manifest" \
+    --target-dir "$ROOT/target" --release --locked --target "$target" -p "$package" -- -D warnings
 done < <(python3 "$ROOT/scripts/registry.py" canisters
-         echo "client client-canister wasm32-unknown-unknown 0"
-         echo "benches userstore-benches wasm32-wasip1 1")
+         echo "client client-canister wasm32-unknown-unknown 0 Cargo.toml"
+         echo "benches userstore-benches wasm32-wasip1 1 Cargo.toml")
 
 log "building the canisters (imports checked)"
 store_canisters=()

@@ -36,6 +36,7 @@ pub mod engine;
 pub mod error;
 pub mod layout;
 pub mod limits;
+pub mod page_tree;
 pub mod service;
 pub mod settings;
 #[cfg(feature = "sqlite")]
@@ -51,6 +52,7 @@ pub use btree::{BTreeCanisterStore, BTreeStore};
 pub use describe::EngineInfo;
 pub use engine::{EngineConfig, StorageEngine};
 pub use error::{Limit, StoreError};
+pub use page_tree::PageTreeStore;
 pub use settings::{InitArgs, InitArgsOf};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;

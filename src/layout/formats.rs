@@ -55,6 +55,21 @@ pub fn manager_end_page(memory: &impl Memory) -> Option<u64> {
     Some(MANAGER_HEADER_PAGES + buckets * bucket_pages)
 }
 
+/// Where a `MemoryManager`'s header keeps the size of each virtual memory: after the magic,
+/// the version, the bucket count and size (8 bytes) and 32 reserved bytes, one little-endian
+/// `u64` of Wasm pages per memory id (its `#[repr(C, packed)] struct Header`).
+const MANAGER_MEMORY_SIZES_OFFSET: u64 = 40;
+
+/// The size in Wasm pages of virtual memory `id` of the `MemoryManager` at page 0 of
+/// `memory`, as its header records it; `None` when the memory does not start with a
+/// manager.
+pub fn virtual_memory_pages(memory: &impl Memory, id: u8) -> Option<u64> {
+    manager_end_page(memory).filter(|end| *end > 0)?;
+    let mut size = [0; 8];
+    memory.read(MANAGER_MEMORY_SIZES_OFFSET + 8 * u64::from(id), &mut size);
+    Some(u64::from_le_bytes(size))
+}
+
 /// Whether `memory` starts with `magic`.
 pub fn starts_with(memory: &impl Memory, magic: &[u8; 3]) -> bool {
     if memory.size() == 0 {
@@ -111,6 +126,11 @@ mod tests {
         memory.read(MANAGER_HEADER_PAGES * WASM_PAGE_BYTES, &mut at_bucket);
         assert_eq!(&at_bucket, STABLE_CELL_MAGIC);
 
+        assert_eq!(virtual_memory_pages(&memory, 0), Some(first.size()));
+        first.grow(3);
+        assert_eq!(virtual_memory_pages(&memory, 0), Some(first.size()));
+        assert_eq!(virtual_memory_pages(&memory, 9), Some(0));
+
         let second = manager.get(MemoryId::new(1));
         let _map: StableBTreeMap<u64, u64, _> = StableBTreeMap::init(second.clone());
         assert!(starts_with(&second, BTREE_MAP_MAGIC));
@@ -128,5 +148,6 @@ mod tests {
         memory.grow(1);
         memory.write(0, b"SQLite format 3");
         assert_eq!(manager_end_page(&memory), None);
+        assert_eq!(virtual_memory_pages(&memory, 0), None);
     }
 }

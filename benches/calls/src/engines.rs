@@ -1,5 +1,5 @@
 //! The engine configurations measured: every configuration of every store canister in the
-//! registry (`canisters/engines.toml`), each chosen by an upgrade argument, as a deployment
+//! registry (`canisters/engines.toml`), each chosen by the init argument, as a deployment
 //! would.
 
 use engine_registry::Engine;
@@ -9,8 +9,8 @@ use engine_registry::Engine;
 pub struct EngineConfig {
     /// Its key in the results (`btree`, `sqlite_memory`, ...).
     pub key: String,
-    /// The Candid upgrade argument that selects the configuration.
-    pub upgrade: Vec<u8>,
+    /// The Candid init argument that selects the configuration.
+    pub init: Vec<u8>,
     /// Whether its headline calls are traced (one configuration per canister).
     pub traced: bool,
 }
@@ -23,7 +23,7 @@ pub fn configurations(engine: &Engine) -> Result<Vec<EngineConfig>, String> {
         .map(|configuration| {
             Ok(EngineConfig {
                 key: configuration.key.clone(),
-                upgrade: engine.init_arg(configuration)?,
+                init: engine.init_arg(configuration)?,
                 traced: configuration.traced,
             })
         })

@@ -10,6 +10,16 @@ const INGRESS_MESSAGE_FEE: u64 = 1_200_000;
 /// docs/metering.md §8: per byte of the ingress message.
 const INGRESS_BYTE_FEE: u64 = 2_000;
 
+/// docs/metering.md §7.1: the instructions one execution thread runs per round
+/// (`MAX_INSTRUCTIONS_PER_ROUND`), which bounds what one canister executes per round.
+const INSTRUCTIONS_PER_ROUND: u64 = 4_000_000_000;
+
+/// How many messages of `instructions` each one canister executes per round, at most
+/// (docs/metering.md §7.1: about one round per second).
+pub fn calls_per_round(instructions: u64) -> u64 {
+    INSTRUCTIONS_PER_ROUND / instructions.max(1)
+}
+
 /// Cycles of an ingress update call (or a query called in replicated mode) of `method`
 /// with `argument_bytes` of Candid that executes `instructions`. The ingress fee is counted
 /// on the method name and the argument; the signed envelope around them (sender, signature,
@@ -25,6 +35,13 @@ pub fn update_call_cycles(method: &str, argument_bytes: u64, instructions: u64) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_round_holds_its_limit_of_instructions() {
+        assert_eq!(calls_per_round(1_000_000), 4_000);
+        assert_eq!(calls_per_round(3_000_000_000), 1);
+        assert_eq!(calls_per_round(0), INSTRUCTIONS_PER_ROUND);
+    }
 
     #[test]
     fn an_update_pays_execution_and_ingress() {

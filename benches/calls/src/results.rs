@@ -1,16 +1,24 @@
 //! `per_call_results.yml`: every measured call, in a form made to be diffed in review and
 //! read by `scripts/report.py`. Maps are ordered, so the file is the same on every run.
 
+use crate::stats::Spread;
+use crate::storage::Storage;
 use icrun::{Breakdown, FunctionCost, PageUse};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// By metering profile, table state, engine configuration and workload.
+pub type Calls = BTreeMap<String, BTreeMap<String, BTreeMap<String, BTreeMap<String, Call>>>>;
+
 /// The whole file.
 #[derive(Debug, Default, Serialize)]
 pub struct Results {
-    /// By metering profile, engine configuration and workload.
-    pub calls: BTreeMap<String, BTreeMap<String, BTreeMap<String, Call>>>,
-    /// The headline traces, by `<engine>_<workload>`.
+    /// Every call.
+    pub calls: Calls,
+    /// The stable memory of each filled table, by state and configuration.
+    pub storage: BTreeMap<String, BTreeMap<String, Storage>>,
+    /// The headline traces, by `<state>_<configuration>_<workload>`, under the IC's current
+    /// meter.
     pub traces: BTreeMap<String, TraceSummary>,
 }
 
@@ -21,14 +29,17 @@ pub struct Call {
     pub mode: &'static str,
     /// The canister method.
     pub method: &'static str,
-    /// Instructions of the median measured message, every charge included.
-    pub instructions: u64,
-    /// Instructions of every measured message, in order.
-    pub samples: Vec<u64>,
-    /// Bytes of the Candid argument.
-    pub argument_bytes: u64,
-    /// Cycles the IC bills for the call (0 for a query).
+    /// Rows each message carries; `instructions` is per row when more than one.
+    pub rows: u64,
+    /// The spread of the measured messages' instructions, every charge included.
+    pub instructions: Spread,
+    /// Cycles the IC bills for the mean message (0 for a query).
     pub cycles: u64,
+    /// Messages one canister executes per round at the mean (docs/metering.md §7.1); 0 for
+    /// a query, which runs outside rounds.
+    pub calls_per_round: u64,
+    /// Bytes of the median message's Candid argument.
+    pub argument_bytes: u64,
     /// Where the median message's instructions went.
     pub breakdown: Charges,
 }
@@ -36,6 +47,8 @@ pub struct Call {
 /// A [`Breakdown`] in the results file.
 #[derive(Debug, Serialize)]
 pub struct Charges {
+    /// Instructions of the message.
+    pub instructions: u64,
     /// Wasm operators.
     pub operators: u64,
     /// System API functions: calls and instructions.
@@ -59,6 +72,7 @@ impl From<&Breakdown> for Charges {
             ("stable_64k_written", breakdown.stable_regions_written),
         ];
         Charges {
+            instructions: breakdown.instructions,
             operators: breakdown.operators(),
             system_api: breakdown
                 .system_api

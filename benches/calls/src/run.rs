@@ -1,75 +1,133 @@
-//! Runs every configuration under every metering profile and writes the results.
+//! Runs every configuration in every table state under every metering profile, and writes
+//! the results.
 //!
-//! For each store canister, one base state is built once: the canister installed and filled
-//! through `insert_users` with the 1,000,000 preloaded users (100 messages of 10,000). Each
-//! configuration then starts from a copy of that state in a fresh canister (with trace hooks,
-//! which cost nothing, docs/metering.md §1), upgraded with its configuration, and runs every
-//! workload: [`WARMUP_MESSAGES`] messages, then [`MEASURED_MESSAGES`] measured ones.
+//! For each configuration of each registered store canister and each [`TableState`], one base
+//! state is built once: the canister installed with that configuration and filled through
+//! `insert_users` with the 1,000,000 users in the state's order. Its heap is kept with it, so
+//! the measured canister starts as a canister that has lived through those inserts (its
+//! caches warm), not as one just upgraded. Each profile then measures every workload on a
+//! fresh copy of that state (with trace hooks, which cost nothing, docs/metering.md §1):
+//! [`WARMUP_MESSAGES`] unmeasured messages, then the workload's measured ones.
 
 use crate::engines::{self, EngineConfig};
-use crate::fees::update_call_cycles;
+use crate::fees::{calls_per_round, update_call_cycles};
 use crate::results::{Call, Charges, FunctionRow, Results, TraceSummary};
-use crate::workloads::{argument, Ids, Mode, Workload, ROWS};
+use crate::stats::Spread;
+use crate::storage::Storage;
+use crate::tables::{fill, TableState, ROWS};
+use crate::workloads::{argument, Ids, Mode, Workload, WARMUP_MESSAGES};
 use candid::Principal;
 use icrun::{CallResult, Canister, CanisterSnapshot, Env, Folded, Metering, Options, Trace};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 use userstore::StoreError;
-use userstore_benches::tables::preloaded_users;
 
-/// Messages run before the measured ones, to warm caches as a long-lived canister has them.
-const WARMUP_MESSAGES: usize = 3;
-/// Messages measured; the median is reported.
-const MEASURED_MESSAGES: usize = 5;
-/// Users per `insert_users` message when filling a table (the API's largest batch).
-const FILL_BATCH: u64 = 10_000;
 /// Functions listed per trace summary.
 const TOP_FUNCTIONS: usize = 12;
+
+/// The profiles measured, the IC's current meter first.
+pub const PROFILES: [Metering; 2] = [Metering::Current, Metering::PocketIc13];
 
 /// The principal that installs and writes (a writer by default).
 pub(crate) fn owner() -> Principal {
     Principal::from_slice(&[0x11; 29])
 }
 
-/// Measures everything and writes `results` and the headline flame graphs into
-/// `flamegraphs` (named `<engine>_<workload>.svg`).
-pub fn all(canisters: &Path, results: &Path, flamegraphs: &Path) -> Result<(), String> {
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    /// Configuration keys to measure; every one when empty.
+    pub configurations: Vec<String>,
+    /// Table states to measure.
+    pub states: Vec<TableState>,
+    /// Profiles to measure.
+    pub profiles: Vec<Metering>,
+    /// Whether to trace the headline calls and draw their flame graphs.
+    pub traces: bool,
+}
+
+impl Selection {
+    /// Everything.
+    pub fn everything() -> Self {
+        Selection {
+            configurations: Vec::new(),
+            states: TableState::ALL.to_vec(),
+            profiles: PROFILES.to_vec(),
+            traces: true,
+        }
+    }
+
+    fn includes(&self, key: &str) -> bool {
+        self.configurations.is_empty() || self.configurations.iter().any(|k| k == key)
+    }
+}
+
+/// Measures `selection` and returns the results, writing the headline flame graphs into
+/// `flamegraphs` (named `<state>_<configuration>_<workload>.svg`).
+pub fn measure(
+    canisters: &Path,
+    flamegraphs: &Path,
+    selection: &Selection,
+) -> Result<Results, String> {
     let started = Instant::now();
     std::fs::create_dir_all(flamegraphs)
         .map_err(|error| format!("creating {}: {error}", flamegraphs.display()))?;
     let mut out = Results::default();
     for engine in engine_registry::engines() {
-        let wasm_name = &engine.canister;
-        let path = canisters.join(format!("{wasm_name}.wasm"));
+        let path = canisters.join(format!("{}.wasm", engine.canister));
+        let configurations: Vec<EngineConfig> = engines::configurations(engine)?
+            .into_iter()
+            .filter(|config| selection.includes(&config.key))
+            .collect();
+        if configurations.is_empty() {
+            continue;
+        }
         let wasm = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-        let base = filled(&wasm)?;
-        eprintln!(
-            "{wasm_name}: {ROWS} rows ({:.0?} so far)",
-            started.elapsed()
-        );
-        for metering in Metering::ALL {
-            for config in engines::configurations(engine)? {
-                let calls =
-                    measure_configuration(&wasm, &base, &config, metering, &mut out, flamegraphs)?;
-                out.calls
-                    .entry(metering.name().to_string())
-                    .or_default()
-                    .insert(config.key.clone(), calls);
+        for config in &configurations {
+            for state in &selection.states {
+                let (base, storage) = filled(&wasm, config, *state)?;
                 eprintln!(
-                    "  {} {} ({:.0?} so far)",
-                    metering,
+                    "{} {}: {ROWS} rows ({:.0?} so far)",
                     config.key,
+                    state.name(),
                     started.elapsed()
                 );
+                out.storage
+                    .entry(state.name().to_string())
+                    .or_default()
+                    .insert(config.key.clone(), storage);
+                for metering in &selection.profiles {
+                    let traced = selection.traces
+                        && config.traced
+                        && *metering == Metering::Current
+                        && *state == TableState::Aged;
+                    let run = Run {
+                        wasm: &wasm,
+                        base: &base,
+                        config,
+                        state: *state,
+                        metering: *metering,
+                        traced,
+                    };
+                    let calls = run.measure(&mut out, flamegraphs)?;
+                    out.calls
+                        .entry(metering.name().to_string())
+                        .or_default()
+                        .entry(state.name().to_string())
+                        .or_default()
+                        .insert(config.key.clone(), calls);
+                    eprintln!(
+                        "  {metering} {} {} ({:.0?} so far)",
+                        state.name(),
+                        config.key,
+                        started.elapsed()
+                    );
+                }
             }
         }
     }
-    let yaml = serde_yaml::to_string(&out).map_err(|error| error.to_string())?;
-    let header =
-        "# Generated by bench-calls (scripts/bench.sh): what one call to a store canister \
-                  costs, on 1,000,000-row tables. Do not edit.\n";
-    std::fs::write(results, format!("{header}{yaml}"))
-        .map_err(|error| format!("writing {}: {error}", results.display()))
+    Ok(out)
 }
 
 /// The Candid argument `(null)`: an install or upgrade with every setting as it is.
@@ -77,63 +135,74 @@ pub(crate) fn no_argument() -> Vec<u8> {
     candid::encode_one(None::<()>).expect("null encodes")
 }
 
-/// The base state of canister `wasm`: installed and filled with the preloaded users.
-fn filled(wasm: &[u8]) -> Result<CanisterSnapshot, String> {
-    let (mut canister, _) = Canister::install(wasm, &no_argument(), owner(), Env::default())
-        .map_err(|error| format!("installing: {error}"))?;
-    fill(&mut canister)?;
-    Ok(canister.snapshot())
-}
-
-/// Inserts the preloaded users through `insert_users`, [`FILL_BATCH`] per message.
-pub(crate) fn fill(canister: &mut Canister) -> Result<(), String> {
-    for from in (0..ROWS).step_by(FILL_BATCH as usize) {
-        let batch = preloaded_users(from, FILL_BATCH);
-        let arg = candid::encode_one(&batch).map_err(|e| e.to_string())?;
-        let result = canister.update("insert_users", &arg, owner());
-        checked::<u64>(&result, "insert_users (filling)")?;
-    }
-    Ok(())
-}
-
-/// Every workload of `config` under `metering`, from a copy of `base`.
-fn measure_configuration(
+/// The base state of `config` in `state`: installed with the configuration and filled, with
+/// the storage it takes.
+fn filled(
     wasm: &[u8],
-    base: &CanisterSnapshot,
     config: &EngineConfig,
+    state: TableState,
+) -> Result<(CanisterSnapshot, Storage), String> {
+    let (mut canister, _) = Canister::install(wasm, &config.init, owner(), Env::default())
+        .map_err(|error| format!("installing {}: {error}", config.key))?;
+    fill(&mut canister, state)?;
+    let storage = Storage::of(canister.stable_memory(), ROWS);
+    Ok((canister.snapshot(), storage))
+}
+
+/// One configuration in one state under one profile.
+struct Run<'a> {
+    wasm: &'a [u8],
+    base: &'a CanisterSnapshot,
+    config: &'a EngineConfig,
+    state: TableState,
     metering: Metering,
-    out: &mut Results,
-    flamegraphs: &Path,
-) -> Result<std::collections::BTreeMap<String, Call>, String> {
-    let options = Options {
-        metering,
-        tracing: true,
-        ..Options::default()
-    };
-    let (mut canister, _) =
-        Canister::install_with(wasm, &no_argument(), owner(), Env::default(), options)
-            .map_err(|error| format!("installing {}: {error}", config.key))?;
-    canister
-        .restore(base)
-        .map_err(|error| format!("restoring {}: {error}", config.key))?;
-    canister
-        .upgrade(wasm, &config.upgrade, owner())
-        .map_err(|error| format!("configuring {}: {error}", config.key))?;
-    let mut ids = Ids::default();
-    let mut calls = std::collections::BTreeMap::new();
-    for workload in Workload::all() {
-        let trace_it = config.traced && workload.traced() && metering == Metering::PocketIc13;
-        let call = measure_workload(&mut canister, workload, &mut ids, trace_it)?;
-        if let Some((result, trace)) = call.1 {
-            let name = format!("{}_{}", config.key, workload.key());
-            out.traces.insert(
-                name.clone(),
-                summarize(&name, workload, &result, &trace, metering, flamegraphs)?,
-            );
+    /// Whether its headline calls are traced.
+    traced: bool,
+}
+
+impl Run<'_> {
+    /// Every workload, on a fresh copy of the base state.
+    fn measure(
+        &self,
+        out: &mut Results,
+        flamegraphs: &Path,
+    ) -> Result<BTreeMap<String, Call>, String> {
+        let options = Options {
+            metering: self.metering,
+            tracing: true,
+            ..Options::default()
+        };
+        let (mut canister, _) = Canister::install_with(
+            self.wasm,
+            &self.config.init,
+            owner(),
+            Env::default(),
+            options,
+        )
+        .map_err(|error| format!("installing {}: {error}", self.config.key))?;
+        canister
+            .restore(self.base)
+            .map_err(|error| format!("restoring {}: {error}", self.config.key))?;
+        let mut ids = Ids::default();
+        let mut calls = BTreeMap::new();
+        for workload in Workload::all() {
+            let trace_it = self.traced && workload.traced();
+            let (call, traced) = measure_workload(&mut canister, workload, &mut ids, trace_it)?;
+            if let Some((result, trace)) = traced {
+                let name = format!(
+                    "{}_{}_{}",
+                    self.state.name(),
+                    self.config.key,
+                    workload.key()
+                );
+                let summary =
+                    summarize(&name, workload, &result, &trace, self.metering, flamegraphs)?;
+                out.traces.insert(name, summary);
+            }
+            calls.insert(workload.key(), call);
         }
-        calls.insert(workload.key(), call.0);
+        Ok(calls)
     }
-    Ok(calls)
 }
 
 /// Runs `workload`'s warm-up and measured messages; returns the call's figures and, if
@@ -145,7 +214,7 @@ pub(crate) fn measure_workload(
     trace_it: bool,
 ) -> Result<(Call, Option<(CallResult, Trace)>), String> {
     let mut measured = Vec::new();
-    for message in 0..WARMUP_MESSAGES + MEASURED_MESSAGES {
+    for message in 0..WARMUP_MESSAGES + workload.messages() {
         let arg = argument(workload, ids)?;
         let is_measured = message >= WARMUP_MESSAGES;
         canister.record_traces(trace_it && is_measured);
@@ -161,23 +230,26 @@ pub(crate) fn measure_workload(
         .iter()
         .map(|(result, _, _)| result.instructions)
         .collect();
-    let mut order: Vec<usize> = (0..measured.len()).collect();
-    order.sort_by_key(|index| (samples[*index], *index));
-    let median = order[order.len() / 2];
+    let rows = workload.rows() as u64;
+    let spread = Spread::of(&samples, rows).ok_or("no message measured")?;
+    let median = Spread::median_index(&samples).ok_or("no message measured")?;
     let (result, trace, argument_bytes) = measured.swap_remove(median);
-    let cycles = match workload.mode() {
-        Mode::Query => 0,
-        Mode::Update | Mode::Replicated => {
-            update_call_cycles(workload.method(), argument_bytes, result.instructions)
-        }
+    let mean_message = Spread::of(&samples, 1).map_or(0, |spread| spread.mean);
+    let (cycles, per_round) = match workload.mode() {
+        Mode::Query => (0, 0),
+        Mode::Update | Mode::Replicated => (
+            update_call_cycles(workload.method(), argument_bytes, mean_message),
+            calls_per_round(mean_message),
+        ),
     };
     let call = Call {
         mode: workload.mode().name(),
         method: workload.method(),
-        instructions: result.instructions,
-        samples,
-        argument_bytes,
+        rows,
+        instructions: spread,
         cycles,
+        calls_per_round: per_round,
+        argument_bytes,
         breakdown: Charges::from(&result.breakdown),
     };
     Ok((call, trace.map(|trace| (result, trace))))
@@ -194,19 +266,19 @@ fn execute(canister: &mut Canister, workload: Workload, arg: &[u8]) -> CallResul
 }
 
 /// Checks that the message did its work: it replied, and with `Ok` (a missing id must be
-/// `NotFound`).
+/// `NotFound`, a page must be full).
 fn check_reply(result: &CallResult, workload: Workload) -> Result<(), String> {
     let what = workload.key();
     match workload {
-        Workload::InsertUser => checked::<()>(result, &what).map(|_| ()),
-        Workload::GetUser(_) | Workload::DeleteUser => {
+        Workload::InsertBetween | Workload::InsertAbove => checked::<()>(result, &what),
+        Workload::Get(_) | Workload::Update | Workload::Delete => {
             checked::<userstore::User>(result, &what).map(|_| ())
         }
-        Workload::GetMissing(_) => match decoded::<userstore::User>(result, &what)? {
+        Workload::GetMissing => match decoded::<userstore::User>(result, &what)? {
             Err(StoreError::NotFound { .. }) => Ok(()),
             other => Err(format!("{what}: expected NotFound, got {other:?}")),
         },
-        Workload::Page(_) => {
+        Workload::Page => {
             let page = checked::<Vec<userstore::User>>(result, &what)?;
             if page.len() == 100 {
                 Ok(())
@@ -231,7 +303,7 @@ fn decoded<T: candid::CandidType + for<'de> serde::Deserialize<'de>>(
 }
 
 /// The `Ok` value of the reply.
-fn checked<T: candid::CandidType + for<'de> serde::Deserialize<'de>>(
+pub(crate) fn checked<T: candid::CandidType + for<'de> serde::Deserialize<'de>>(
     result: &CallResult,
     what: &str,
 ) -> Result<T, String> {

@@ -1,23 +1,38 @@
 //! The calls measured, and the ids each message touches.
 //!
-//! Every configuration runs the same sequence of workloads on a copy of the same 1,000,000-row
-//! table (ids 0, 10, ..., 9,999,990, 100-byte usernames), so the ids are allotted from one
-//! [`Ids`] per configuration: every inserted id is new, every updated, read or deleted id
-//! exists (and is never deleted twice), every missing id is absent.
+//! Every configuration runs the same workloads, in the same order, on a copy of the same
+//! table, and every message draws its ids from one [`Ids`] per run, with fixed seeds:
+//! - single-row calls go to ids drawn uniformly over the whole table, [`SPREAD_MESSAGES`]
+//!   separate messages each, so their spread (mean, p50, p90, p99, max) shows the splits,
+//!   merges and cold pages a user meets;
+//! - batches of [`BATCH_SIZES`] rows draw their rows uniformly over the table too, and are
+//!   reported per row;
+//! - every inserted id is new, every updated, read or deleted id exists (and is deleted at
+//!   most once), every missing id is absent.
 
+use crate::draw::{Distinct, Rng};
+use crate::tables::ROWS;
 use candid::utils::ArgumentEncoder;
 use userstore::User;
 use userstore_benches::tables::{preloaded_user, ID_STEP, USERNAME_BYTES};
 
-/// Rows of the preloaded table.
-pub const ROWS: u64 = 1_000_000;
+/// Messages of each single-row workload (the issue asks for at least 200).
+pub const SPREAD_MESSAGES: usize = 200;
 
-/// Batch sizes of the batch writes.
-pub const BATCH_SIZES: [u64; 4] = [1, 10, 100, 1_000];
+/// Messages of each batch workload.
+pub const BATCH_MESSAGES: usize = 5;
 
-/// A prime sharing no factor with the row count: `i × SPREAD mod ROWS` walks every position
-/// once, spread over the whole table.
-const SPREAD: u64 = 7_919;
+/// Messages of each read of many rows (a page, the count).
+pub const READ_MESSAGES: usize = 50;
+
+/// Messages run before the measured ones of every workload, unmeasured.
+pub const WARMUP_MESSAGES: usize = 3;
+
+/// Rows per batch message.
+pub const BATCH_SIZES: [usize; 2] = [100, 1_000];
+
+/// The seed every run draws its ids from.
+const IDS_SEED: u64 = 0x1D5_2026_1125;
 
 /// How a call is executed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,152 +56,217 @@ impl Mode {
     }
 }
 
-/// A workload: one kind of call with its size.
+/// A workload: one kind of call, with the rows each message carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Workload {
     /// `insert_user` of a new id between existing ones.
-    InsertUser,
-    /// `insert_users` of `n` new ids between existing ones (consecutive).
-    InsertMiddle(u64),
-    /// `insert_users` of `n` new ids above every existing one.
-    InsertAppend(u64),
-    /// `update_users` of `n` existing ids spread over the table.
-    Update(u64),
-    /// `delete_users` of `n` existing ids spread over the table.
-    Delete(u64),
-    /// `delete_user` of one existing id.
-    DeleteUser,
+    InsertBetween,
+    /// `insert_user` of a new id above every id.
+    InsertAbove,
     /// `get_user` of an existing id.
-    GetUser(Mode),
+    Get(Mode),
     /// `get_user` of an absent id.
-    GetMissing(Mode),
-    /// `list_users` of 100 users from an existing id.
-    Page(Mode),
+    GetMissing,
+    /// `update_username` of an existing id.
+    Update,
+    /// `delete_user` of an existing id.
+    Delete,
+    /// `insert_users` of `n` new ids between existing ones.
+    InsertBetweenBatch(usize),
+    /// `insert_users` of `n` new ids above every id.
+    InsertAboveBatch(usize),
+    /// `update_users` of `n` existing ids.
+    UpdateBatch(usize),
+    /// `delete_users` of `n` existing ids.
+    DeleteBatch(usize),
+    /// `list_users` of 100 users after an existing id.
+    Page,
     /// `count_users`.
-    Count(Mode),
+    Count,
 }
 
 impl Workload {
-    /// Every workload, in the order they run on a table.
+    /// Every workload, in the order they run on a table (deletes last but one, so every
+    /// read before them finds the rows it drew).
     pub fn all() -> Vec<Workload> {
-        let mut all = vec![Workload::InsertUser];
+        let mut all = vec![
+            Workload::Get(Mode::Query),
+            Workload::Get(Mode::Replicated),
+            Workload::GetMissing,
+            Workload::Page,
+            Workload::Count,
+            Workload::InsertBetween,
+            Workload::InsertAbove,
+            Workload::Update,
+        ];
         for n in BATCH_SIZES {
             all.extend([
-                Workload::InsertMiddle(n),
-                Workload::InsertAppend(n),
-                Workload::Update(n),
-                Workload::Delete(n),
+                Workload::InsertBetweenBatch(n),
+                Workload::InsertAboveBatch(n),
+                Workload::UpdateBatch(n),
             ]);
         }
-        all.push(Workload::DeleteUser);
-        for mode in [Mode::Query, Mode::Replicated] {
-            all.extend([
-                Workload::GetUser(mode),
-                Workload::GetMissing(mode),
-                Workload::Page(mode),
-                Workload::Count(mode),
-            ]);
-        }
+        all.push(Workload::Delete);
+        all.extend(BATCH_SIZES.map(Workload::DeleteBatch));
         all
     }
 
-    /// Its key in the results: `<call>_<n>` and, for reads, the mode.
+    /// Its key in the results.
     pub fn key(self) -> String {
         match self {
-            Workload::InsertUser => "insert_user_1".into(),
-            Workload::InsertMiddle(n) => format!("insert_middle_{n}"),
-            Workload::InsertAppend(n) => format!("insert_append_{n}"),
-            Workload::Update(n) => format!("update_{n}"),
-            Workload::Delete(n) => format!("delete_{n}"),
-            Workload::DeleteUser => "delete_user_1".into(),
-            Workload::GetUser(mode) => format!("get_user_1_{}", mode.name()),
-            Workload::GetMissing(mode) => format!("get_missing_1_{}", mode.name()),
-            Workload::Page(mode) => format!("page_100_{}", mode.name()),
-            Workload::Count(mode) => format!("count_{}", mode.name()),
+            Workload::InsertBetween => "insert_between_1".into(),
+            Workload::InsertAbove => "insert_above_1".into(),
+            Workload::Get(Mode::Replicated) => "get_1_replicated".into(),
+            Workload::Get(_) => "get_1".into(),
+            Workload::GetMissing => "get_missing_1".into(),
+            Workload::Update => "update_1".into(),
+            Workload::Delete => "delete_1".into(),
+            Workload::InsertBetweenBatch(n) => format!("insert_between_{n}"),
+            Workload::InsertAboveBatch(n) => format!("insert_above_{n}"),
+            Workload::UpdateBatch(n) => format!("update_{n}"),
+            Workload::DeleteBatch(n) => format!("delete_{n}"),
+            Workload::Page => "page_100".into(),
+            Workload::Count => "count".into(),
         }
     }
 
     /// The canister method it calls.
     pub fn method(self) -> &'static str {
         match self {
-            Workload::InsertUser => "insert_user",
-            Workload::InsertMiddle(_) | Workload::InsertAppend(_) => "insert_users",
-            Workload::Update(_) => "update_users",
-            Workload::Delete(_) => "delete_users",
-            Workload::DeleteUser => "delete_user",
-            Workload::GetUser(_) | Workload::GetMissing(_) => "get_user",
-            Workload::Page(_) => "list_users",
-            Workload::Count(_) => "count_users",
+            Workload::InsertBetween | Workload::InsertAbove => "insert_user",
+            Workload::Get(_) | Workload::GetMissing => "get_user",
+            Workload::Update => "update_username",
+            Workload::Delete => "delete_user",
+            Workload::InsertBetweenBatch(_) | Workload::InsertAboveBatch(_) => "insert_users",
+            Workload::UpdateBatch(_) => "update_users",
+            Workload::DeleteBatch(_) => "delete_users",
+            Workload::Page => "list_users",
+            Workload::Count => "count_users",
         }
     }
 
     /// How it is executed.
     pub fn mode(self) -> Mode {
         match self {
-            Workload::GetUser(mode)
-            | Workload::GetMissing(mode)
-            | Workload::Page(mode)
-            | Workload::Count(mode) => mode,
+            Workload::Get(mode) => mode,
+            Workload::GetMissing | Workload::Page | Workload::Count => Mode::Query,
             _ => Mode::Update,
         }
     }
 
-    /// The headline calls whose traces are kept: one-row insert, get, delete and count.
+    /// Rows each message carries (what a batch's figures are divided by).
+    pub fn rows(self) -> usize {
+        match self {
+            Workload::InsertBetweenBatch(n)
+            | Workload::InsertAboveBatch(n)
+            | Workload::UpdateBatch(n)
+            | Workload::DeleteBatch(n) => n,
+            _ => 1,
+        }
+    }
+
+    /// Measured messages.
+    pub fn messages(self) -> usize {
+        match self {
+            Workload::InsertBetweenBatch(_)
+            | Workload::InsertAboveBatch(_)
+            | Workload::UpdateBatch(_)
+            | Workload::DeleteBatch(_) => BATCH_MESSAGES,
+            Workload::Page | Workload::Count | Workload::Get(Mode::Replicated) => READ_MESSAGES,
+            _ => SPREAD_MESSAGES,
+        }
+    }
+
+    /// The headline calls: traced, with their page maps.
     pub fn traced(self) -> bool {
         matches!(
             self,
-            Workload::InsertUser
-                | Workload::GetUser(Mode::Query)
-                | Workload::DeleteUser
-                | Workload::Count(Mode::Query)
+            Workload::InsertBetween
+                | Workload::Get(Mode::Query)
+                | Workload::Delete
+                | Workload::Update
         )
     }
 }
 
-/// The ids a configuration's messages take, allotted so that no two messages collide.
+/// The ids of one run's messages, drawn so that no two messages collide.
 #[derive(Debug, Clone)]
 pub struct Ids {
-    /// Next free middle position (ids `position × 10 + 5`), from the middle of the table.
-    middle: u64,
-    /// Next free position above the table (ids `position × 10`).
-    append: u64,
-    /// Next index of the spread walk over existing positions.
-    spread: u64,
+    /// Positions of the table (id ÷ [`ID_STEP`]) not yet deleted, drawn uniformly.
+    existing: Rng,
+    /// Positions deleted, never drawn again for a read or an update.
+    deleted: Distinct,
+    /// Positions whose "between" id (`position × 10 + 5`) is still free.
+    between: Distinct,
+    /// The next position above every id.
+    above: u64,
 }
 
 impl Default for Ids {
     fn default() -> Self {
         Ids {
-            middle: ROWS / 2,
-            append: ROWS,
-            spread: 1,
+            existing: Rng::new(IDS_SEED),
+            deleted: Distinct::new(IDS_SEED ^ 0xDE1E7E, ROWS),
+            between: Distinct::new(IDS_SEED ^ 0xB37, ROWS),
+            above: ROWS,
         }
     }
 }
 
 impl Ids {
-    fn middle(&mut self, n: u64) -> Vec<u64> {
-        let ids = (self.middle..self.middle + n)
+    /// `n` new ids between existing ones, spread over the table.
+    fn between(&mut self, n: usize) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .between
+            .take(n)
+            .into_iter()
             .map(|position| position * ID_STEP + 5)
             .collect();
-        self.middle += n;
+        ids.sort_unstable();
         ids
     }
 
-    fn append(&mut self, n: u64) -> Vec<u64> {
-        let ids = (self.append..self.append + n)
+    /// `n` new ids above every id, in ascending order.
+    fn above(&mut self, n: usize) -> Vec<u64> {
+        let ids = (self.above..self.above + n as u64)
             .map(|position| position * ID_STEP)
             .collect();
-        self.append += n;
+        self.above += n as u64;
         ids
     }
 
-    /// `n` existing ids, each taken once in the whole sequence.
-    fn existing(&mut self, n: u64) -> Vec<u64> {
-        let ids = (self.spread..self.spread + n)
-            .map(|i| (i * SPREAD) % ROWS * ID_STEP)
+    /// An existing id, drawn uniformly among those not deleted.
+    fn existing(&mut self) -> u64 {
+        loop {
+            let position = self.existing.below(ROWS);
+            if !self.deleted_contains(position) {
+                return position * ID_STEP;
+            }
+        }
+    }
+
+    fn deleted_contains(&self, position: u64) -> bool {
+        self.deleted.contains(position)
+    }
+
+    /// `n` distinct existing ids, in ascending order.
+    fn existing_batch(&mut self, n: usize) -> Vec<u64> {
+        let mut ids = std::collections::BTreeSet::new();
+        while ids.len() < n {
+            ids.insert(self.existing());
+        }
+        ids.into_iter().collect()
+    }
+
+    /// `n` existing ids, each deleted from now on, in ascending order.
+    fn to_delete(&mut self, n: usize) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .deleted
+            .take(n)
+            .into_iter()
+            .map(|position| position * ID_STEP)
             .collect();
-        self.spread += n;
+        ids.sort_unstable();
         ids
     }
 }
@@ -208,23 +288,27 @@ fn encode<A: ArgumentEncoder>(args: A) -> Result<Vec<u8>, String> {
 /// The Candid argument of the next message of `workload`.
 pub fn argument(workload: Workload, ids: &mut Ids) -> Result<Vec<u8>, String> {
     match workload {
-        Workload::InsertUser => encode((new_user(ids.middle(1)[0]),)),
-        Workload::InsertMiddle(n) => {
-            encode((ids.middle(n).into_iter().map(new_user).collect::<Vec<_>>(),))
-        }
-        Workload::InsertAppend(n) => {
-            encode((ids.append(n).into_iter().map(new_user).collect::<Vec<_>>(),))
-        }
-        Workload::Update(n) => {
-            encode((ids.existing(n).into_iter().map(renamed).collect::<Vec<_>>(),))
-        }
-        Workload::Delete(n) => encode((ids.existing(n),)),
-        Workload::DeleteUser => encode((ids.existing(1)[0],)),
-        Workload::GetUser(_) => encode((ids.existing(1)[0],)),
+        Workload::InsertBetween => encode((new_user(ids.between(1)[0]),)),
+        Workload::InsertAbove => encode((new_user(ids.above(1)[0]),)),
+        Workload::Get(_) => encode((ids.existing(),)),
         // Ids ending in 7 are never inserted.
-        Workload::GetMissing(_) => encode((ids.existing(1)[0] + 7,)),
-        Workload::Page(_) => encode((Some(ids.existing(1)[0]), 100u32)),
-        Workload::Count(_) => encode(()),
+        Workload::GetMissing => encode((ids.existing() + 7,)),
+        Workload::Update => encode((ids.existing(), "r".repeat(USERNAME_BYTES))),
+        Workload::Delete => encode((ids.to_delete(1)[0],)),
+        Workload::InsertBetweenBatch(n) => {
+            encode((ids.between(n).into_iter().map(new_user).collect::<Vec<_>>(),))
+        }
+        Workload::InsertAboveBatch(n) => {
+            encode((ids.above(n).into_iter().map(new_user).collect::<Vec<_>>(),))
+        }
+        Workload::UpdateBatch(n) => encode((ids
+            .existing_batch(n)
+            .into_iter()
+            .map(renamed)
+            .collect::<Vec<_>>(),)),
+        Workload::DeleteBatch(n) => encode((ids.to_delete(n),)),
+        Workload::Page => encode((Some(ids.existing()), 100u32)),
+        Workload::Count => encode(()),
     }
 }
 
@@ -236,17 +320,19 @@ mod tests {
     #[test]
     fn ids_never_collide() {
         let mut ids = Ids::default();
-        let existing: Vec<u64> = (0..20).flat_map(|_| ids.existing(1_000)).collect();
-        assert_eq!(
-            existing.iter().collect::<HashSet<_>>().len(),
-            existing.len()
-        );
-        assert!(existing
+        let deleted: Vec<u64> = (0..20).flat_map(|_| ids.to_delete(500)).collect();
+        assert_eq!(deleted.iter().collect::<HashSet<_>>().len(), deleted.len());
+        assert!(deleted
             .iter()
             .all(|id| id % 10 == 0 && *id < ROWS * ID_STEP));
-        let middle = ids.middle(100);
-        assert!(middle.iter().all(|id| id % 10 == 5));
-        assert!(ids.append(3).iter().all(|id| *id >= ROWS * ID_STEP));
+        for _ in 0..10_000 {
+            let id = ids.existing();
+            assert!(!deleted.contains(&id), "{id} was deleted");
+        }
+        let between: Vec<u64> = (0..10).flat_map(|_| ids.between(100)).collect();
+        assert!(between.iter().all(|id| id % 10 == 5));
+        assert_eq!(between.iter().collect::<HashSet<_>>().len(), between.len());
+        assert!(ids.above(3).iter().all(|id| *id >= ROWS * ID_STEP));
     }
 
     #[test]

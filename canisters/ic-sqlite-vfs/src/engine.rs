@@ -54,11 +54,14 @@ impl IcSqliteVfsStore {
     /// memory manager over the canister's stable memory.
     pub fn open(memory_id: u8) -> Result<Self, StoreError> {
         let fail = |doing: &'static str| move |error| StoreError::storage(doing, error);
-        let manager = MemoryManager::init_strict(DefaultMemoryImpl::default())
-            .map_err(|error| StoreError::storage("opening the memory manager", format!("{error:?}")))?;
+        let manager =
+            MemoryManager::init_strict(DefaultMemoryImpl::default()).map_err(|error| {
+                StoreError::storage("opening the memory manager", format!("{error:?}"))
+            })?;
         let db = DbHandle::init(manager.get(MemoryId::new(memory_id)))
             .map_err(fail("opening the database"))?;
-        db.migrate(MIGRATIONS).map_err(fail("creating the tables"))?;
+        db.migrate(MIGRATIONS)
+            .map_err(fail("creating the tables"))?;
         Ok(Self { db })
     }
 
@@ -106,7 +109,9 @@ fn storage(doing: &'static str) -> impl Fn(DbError) -> StoreError {
 
 fn insert_row(connection: &UpdateConnection<'_>, user: &User) -> Result<(), StoreError> {
     let id = rowid(user.id).ok_or(StoreError::NotFound { id: user.id })?;
-    let mut insert = connection.prepare_cached(INSERT).map_err(storage("preparing"))?;
+    let mut insert = connection
+        .prepare_cached(INSERT)
+        .map_err(storage("preparing"))?;
     match insert.execute(params![id, user.username.as_str()]) {
         Ok(()) => Ok(()),
         Err(DbError::Constraint(_)) => Err(StoreError::DuplicateId { id: user.id }),
@@ -196,10 +201,11 @@ impl UserStore for IcSqliteVfsStore {
         };
         let rows = self.read(
             |connection| {
-                connection.prepare_cached(SELECT_PAGE)?.query_all(
-                    params![after, i64::from(limit)],
-                    |row| Ok((row.get::<i64>(0)?, row.get::<String>(1)?)),
-                )
+                connection
+                    .prepare_cached(SELECT_PAGE)?
+                    .query_all(params![after, i64::from(limit)], |row| {
+                        Ok((row.get::<i64>(0)?, row.get::<String>(1)?))
+                    })
             },
             "reading a page",
         )?;
@@ -260,7 +266,11 @@ impl UserStore for IcSqliteVfsStore {
 
     fn count(&self) -> Result<u64, StoreError> {
         let rows = self.read(
-            |connection| connection.prepare_cached(COUNT)?.query_scalar::<i64>(params![]),
+            |connection| {
+                connection
+                    .prepare_cached(COUNT)?
+                    .query_scalar::<i64>(params![])
+            },
             "counting users",
         )?;
         u64::try_from(rows).map_err(|_| StoreError::storage("counting users", "negative count"))

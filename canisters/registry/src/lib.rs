@@ -35,9 +35,13 @@ pub struct Engine {
     pub label: String,
     /// What the tests and benchmarks install it with.
     pub configurations: Vec<Configuration>,
-    /// A published library measured beside this crate's engines (benchmarks only).
+    /// A published library measured beside this crate's engines (benchmarks and tests).
     #[serde(default)]
     pub peer: bool,
+    /// The Cargo manifest that builds it, relative to the repository, when it is a
+    /// workspace of its own.
+    #[serde(default)]
+    pub manifest: Option<String>,
 }
 
 /// One configuration of a store canister.

@@ -1,0 +1,31 @@
+//! The user-table canister over the page tree (see `userstore::PageTreeStore`): a B+tree
+//! whose leaves are whole 64 KiB pages of stable memory, in the canister's region past the
+//! memory manager's first bucket, with its keys in the heap.
+
+use userstore::engine::EngineMemory;
+use userstore::PageTreeStore;
+
+userstore::export_user_table_api!(PageTreeStore<EngineMemory>);
+
+ic_cdk::export_candid!();
+
+#[cfg(test)]
+mod tests {
+    /// The committed `page-tree.did` is what this code exports.
+    #[test]
+    fn committed_candid_matches_the_code() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/page-tree.did");
+        let checked = candid_check::committed_candid_matches(&super::__export_service(), path);
+        assert_eq!(checked, Ok(()));
+    }
+
+    /// Every store canister exports the same service, by construction, but for its engine's
+    /// configuration; this pins it.
+    #[test]
+    fn it_declares_the_same_service_as_the_b_tree_canister_but_its_configuration() {
+        let btree = include_str!("../../btree/btree.did");
+        let checked =
+            candid_check::same_service_but_engine_config(btree, &super::__export_service());
+        assert_eq!(checked, Ok(()));
+    }
+}

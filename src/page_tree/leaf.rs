@@ -1,0 +1,427 @@
+//! A leaf: one 64 KiB page holding users sorted by id, as a slotted page.
+//!
+//! ```text
+//! 0       kind (1 = leaf)
+//! 2..4    count: users in the leaf
+//! 4..8    data_start: records occupy data_start..65536, the newest lowest
+//! 8..12   garbage: bytes of records no slot points to any more
+//! 16..    slots: one little-endian u16 offset per user, in id order
+//! record  id (u64, little-endian), username length (u8), username (UTF-8)
+//! ```
+//!
+//! Between the slots and the records is the free space. A lookup is a binary search over the
+//! slots, reading one slot and one id per probe; an insert writes its record below the
+//! others and shifts the slots after its position. A removed or overwritten record becomes
+//! garbage, which [`Leaf::repack`] reclaims when an insert needs the room.
+
+use super::page::{self, PageNo, PAGE_BYTES};
+use crate::error::StoreError;
+use ic_stable_structures::Memory;
+
+/// The kind byte of a leaf page.
+pub const KIND_LEAF: u8 = 1;
+
+/// Bytes before the slots.
+const HEADER_BYTES: usize = 16;
+
+/// Bytes of one slot.
+const SLOT_BYTES: usize = 2;
+
+/// Bytes of a record before its username: the id and the length.
+const RECORD_HEAD_BYTES: usize = 9;
+
+/// Bytes of the longest record.
+const MAX_RECORD_BYTES: usize = RECORD_HEAD_BYTES + crate::limits::MAX_USERNAME_BYTES;
+
+/// Bytes of slots moved at a time when an insert or a removal shifts them (a multiple of
+/// [`SLOT_BYTES`]).
+const SHIFT_CHUNK_BYTES: usize = 256;
+
+/// Bytes a user takes in a leaf: its record and its slot.
+pub fn footprint(username_bytes: usize) -> usize {
+    RECORD_HEAD_BYTES + username_bytes + SLOT_BYTES
+}
+
+/// Bytes of a leaf that hold nothing but its header.
+pub const USABLE_BYTES: usize = PAGE_BYTES - HEADER_BYTES;
+
+/// A user as a leaf stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// The id.
+    pub id: u64,
+    /// The username's UTF-8 bytes.
+    pub username: Vec<u8>,
+}
+
+/// Where a new record of some size can go in a leaf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Room {
+    /// In the free space as it is.
+    Free,
+    /// Once the garbage is reclaimed ([`Leaf::repack`]).
+    AfterRepack,
+    /// Not in this leaf: it must split.
+    None,
+}
+
+/// A leaf of the engine's memory, its header read.
+pub struct Leaf<'m, M: Memory> {
+    memory: &'m M,
+    page: PageNo,
+    count: usize,
+    data_start: usize,
+    garbage: usize,
+}
+
+/// A page that should be a leaf and is not (or whose header is impossible).
+fn corrupt(page: PageNo, what: &str) -> StoreError {
+    StoreError::storage(
+        "reading a leaf of the page tree",
+        format!("page {page}: {what}"),
+    )
+}
+
+impl<'m, M: Memory> Leaf<'m, M> {
+    /// Reads the header of the leaf at `page`.
+    pub fn load(memory: &'m M, page: PageNo) -> Result<Self, StoreError> {
+        let mut header = [0; 12];
+        page::read(memory, page, 0, &mut header);
+        if header[0] != KIND_LEAF {
+            return Err(corrupt(page, "not a leaf"));
+        }
+        let count = usize::from(u16::from_le_bytes([header[2], header[3]]));
+        let data_start = u32::from_le_bytes([header[4], header[5], header[6], header[7]]) as usize;
+        let garbage = u32::from_le_bytes([header[8], header[9], header[10], header[11]]) as usize;
+        let slots_end = HEADER_BYTES + count * SLOT_BYTES;
+        if data_start > PAGE_BYTES || slots_end > data_start || garbage > PAGE_BYTES - data_start {
+            return Err(corrupt(page, "impossible header"));
+        }
+        Ok(Leaf {
+            memory,
+            page,
+            count,
+            data_start,
+            garbage,
+        })
+    }
+
+    /// Writes an empty leaf at `page`.
+    pub fn create(memory: &'m M, page: PageNo) -> Self {
+        let leaf = Leaf {
+            memory,
+            page,
+            count: 0,
+            data_start: PAGE_BYTES,
+            garbage: 0,
+        };
+        leaf.write_header();
+        leaf
+    }
+
+    /// The page it is on.
+    pub fn page(&self) -> PageNo {
+        self.page
+    }
+
+    /// Users in the leaf.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Bytes its users take (records and slots).
+    pub fn live_bytes(&self) -> usize {
+        PAGE_BYTES - self.data_start - self.garbage + self.count * SLOT_BYTES
+    }
+
+    fn write_header(&self) {
+        let mut header = [0; 12];
+        header[0] = KIND_LEAF;
+        header[2..4].copy_from_slice(&(self.count as u16).to_le_bytes());
+        header[4..8].copy_from_slice(&(self.data_start as u32).to_le_bytes());
+        header[8..12].copy_from_slice(&(self.garbage as u32).to_le_bytes());
+        page::write(self.memory, self.page, 0, &header);
+    }
+
+    /// The offset of the record of the user at `index`.
+    fn offset(&self, index: usize) -> Result<usize, StoreError> {
+        let offset = usize::from(page::read_u16(
+            self.memory,
+            self.page,
+            HEADER_BYTES + index * SLOT_BYTES,
+        ));
+        if offset < self.data_start || offset + RECORD_HEAD_BYTES > PAGE_BYTES {
+            return Err(corrupt(self.page, "a slot points outside the records"));
+        }
+        Ok(offset)
+    }
+
+    /// The id of the user at `index`.
+    pub fn id(&self, index: usize) -> Result<u64, StoreError> {
+        let offset = self.offset(index)?;
+        Ok(page::read_u64(self.memory, self.page, offset))
+    }
+
+    /// The index of `id` (`Ok`), or where it would go (`Err`).
+    pub fn search(&self, id: u64) -> Result<Result<usize, usize>, StoreError> {
+        let (mut low, mut high) = (0, self.count);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            let found = self.id(middle)?;
+            if found == id {
+                return Ok(Ok(middle));
+            }
+            if found < id {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        Ok(Err(low))
+    }
+
+    /// The record at `offset`, and how many bytes it takes.
+    fn record_at(&self, offset: usize) -> Result<(Record, usize), StoreError> {
+        let mut head = [0; RECORD_HEAD_BYTES];
+        page::read(self.memory, self.page, offset, &mut head);
+        let id = u64::from_le_bytes([
+            head[0], head[1], head[2], head[3], head[4], head[5], head[6], head[7],
+        ]);
+        let len = usize::from(head[8]);
+        if offset + RECORD_HEAD_BYTES + len > PAGE_BYTES {
+            return Err(corrupt(self.page, "a record runs past the page"));
+        }
+        let mut username = vec![0; len];
+        page::read(
+            self.memory,
+            self.page,
+            offset + RECORD_HEAD_BYTES,
+            &mut username,
+        );
+        Ok((Record { id, username }, RECORD_HEAD_BYTES + len))
+    }
+
+    /// The user at `index`.
+    pub fn record(&self, index: usize) -> Result<Record, StoreError> {
+        self.record_at(self.offset(index)?)
+            .map(|(record, _)| record)
+    }
+
+    /// Every user, in id order.
+    pub fn records(&self) -> Result<Vec<Record>, StoreError> {
+        (0..self.count).map(|index| self.record(index)).collect()
+    }
+
+    /// Where a record with a username of `username_bytes` can go.
+    pub fn room_for(&self, username_bytes: usize) -> Room {
+        let needed = footprint(username_bytes);
+        let free = self.data_start - (HEADER_BYTES + self.count * SLOT_BYTES);
+        if needed <= free {
+            Room::Free
+        } else if needed <= free + self.garbage {
+            Room::AfterRepack
+        } else {
+            Room::None
+        }
+    }
+
+    /// Inserts `record` as the user at `index`; the leaf must have [`Room::Free`] for it.
+    /// The record is assembled on the stack: a heap buffer would touch a heap page
+    /// (docs/metering.md §6).
+    pub fn insert(&mut self, index: usize, record: &Record) {
+        let size = RECORD_HEAD_BYTES + record.username.len();
+        let offset = self.data_start - size;
+        let mut bytes = [0u8; MAX_RECORD_BYTES];
+        bytes[..8].copy_from_slice(&record.id.to_le_bytes());
+        bytes[8] = record.username.len() as u8;
+        bytes[RECORD_HEAD_BYTES..size].copy_from_slice(&record.username);
+        page::write(self.memory, self.page, offset, &bytes[..size]);
+        self.shift_slots(index, 1);
+        page::write_u16(
+            self.memory,
+            self.page,
+            HEADER_BYTES + index * SLOT_BYTES,
+            offset as u16,
+        );
+        self.count += 1;
+        self.data_start = offset;
+        self.write_header();
+    }
+
+    /// Removes the user at `index`; its record becomes garbage.
+    pub fn remove(&mut self, index: usize) -> Result<Record, StoreError> {
+        let (record, size) = self.record_at(self.offset(index)?)?;
+        self.shift_slots(index + 1, -1);
+        self.count -= 1;
+        self.garbage += size;
+        self.write_header();
+        Ok(record)
+    }
+
+    /// Gives the user at `index` the username `username` where its record is, if it is no
+    /// longer than the old one (the rest becomes garbage); `false` when it does not fit.
+    pub fn overwrite(&mut self, index: usize, username: &[u8]) -> Result<bool, StoreError> {
+        let offset = self.offset(index)?;
+        let mut len = [0u8; 1];
+        page::read(self.memory, self.page, offset + 8, &mut len);
+        let old = usize::from(len[0]);
+        if username.len() > old {
+            return Ok(false);
+        }
+        let mut bytes = [0u8; MAX_RECORD_BYTES];
+        bytes[0] = username.len() as u8;
+        bytes[1..=username.len()].copy_from_slice(username);
+        page::write(
+            self.memory,
+            self.page,
+            offset + 8,
+            &bytes[..=username.len()],
+        );
+        if username.len() < old {
+            self.garbage += old - username.len();
+            self.write_header();
+        }
+        Ok(true)
+    }
+
+    /// Moves the slots from `from` to the end by one slot, right (`1`) or left (`-1`), in
+    /// chunks through a small stack buffer (far ends first, so no chunk overwrites slots not
+    /// yet moved).
+    fn shift_slots(&self, from: usize, by: isize) {
+        let start = HEADER_BYTES + from * SLOT_BYTES;
+        let end = HEADER_BYTES + self.count * SLOT_BYTES;
+        let mut chunk = [0u8; SHIFT_CHUNK_BYTES];
+        let mut moved = 0;
+        while moved < end.saturating_sub(start) {
+            let len = SHIFT_CHUNK_BYTES.min(end - start - moved);
+            // Right: from the end backwards; left: from the start forwards.
+            let at = if by > 0 {
+                end - moved - len
+            } else {
+                start + moved
+            };
+            page::read(self.memory, self.page, at, &mut chunk[..len]);
+            let to = (at as isize + by * SLOT_BYTES as isize) as usize;
+            page::write(self.memory, self.page, to, &chunk[..len]);
+            moved += len;
+        }
+    }
+
+    /// Rewrites the leaf with `records` (in id order) packed at the end, no garbage: one write
+    /// of the whole page.
+    pub fn rewrite(memory: &'m M, page: PageNo, records: &[Record]) -> Self {
+        let mut image = vec![0; PAGE_BYTES];
+        let mut data_start = PAGE_BYTES;
+        for (index, record) in records.iter().enumerate() {
+            let size = RECORD_HEAD_BYTES + record.username.len();
+            data_start -= size;
+            image[data_start..data_start + 8].copy_from_slice(&record.id.to_le_bytes());
+            image[data_start + 8] = record.username.len() as u8;
+            image[data_start + RECORD_HEAD_BYTES..data_start + size]
+                .copy_from_slice(&record.username);
+            let slot = HEADER_BYTES + index * SLOT_BYTES;
+            image[slot..slot + SLOT_BYTES].copy_from_slice(&(data_start as u16).to_le_bytes());
+        }
+        let leaf = Leaf {
+            memory,
+            page,
+            count: records.len(),
+            data_start,
+            garbage: 0,
+        };
+        image[0] = KIND_LEAF;
+        image[2..4].copy_from_slice(&(leaf.count as u16).to_le_bytes());
+        image[4..8].copy_from_slice(&(data_start as u32).to_le_bytes());
+        page::write(memory, page, 0, &image);
+        leaf
+    }
+
+    /// Reclaims the garbage: the leaf rewritten with its records packed.
+    pub fn repack(self) -> Result<Self, StoreError> {
+        let records = self.records()?;
+        Ok(Leaf::rewrite(self.memory, self.page, &records))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ic_stable_structures::VectorMemory;
+
+    fn record(id: u64, name: &str) -> Record {
+        Record {
+            id,
+            username: name.as_bytes().to_vec(),
+        }
+    }
+
+    fn memory() -> VectorMemory {
+        let memory = VectorMemory::default();
+        memory.grow(2);
+        memory
+    }
+
+    #[test]
+    fn inserts_keep_id_order_and_removals_leave_garbage() {
+        let memory = memory();
+        let mut leaf = Leaf::create(&memory, 1);
+        for id in [50, 10, 30, 20, 40] {
+            let index = leaf.search(id).unwrap().unwrap_err();
+            leaf.insert(index, &record(id, &format!("user-{id}")));
+        }
+        let leaf = Leaf::load(&memory, 1).unwrap();
+        let ids: Vec<u64> = (0..leaf.count()).map(|i| leaf.id(i).unwrap()).collect();
+        assert_eq!(ids, [10, 20, 30, 40, 50]);
+        assert_eq!(leaf.search(30).unwrap(), Ok(2));
+        assert_eq!(leaf.search(35).unwrap(), Err(3));
+        let mut leaf = leaf;
+        assert_eq!(leaf.remove(2).unwrap(), record(30, "user-30"));
+        assert_eq!(leaf.count(), 4);
+        assert_eq!(leaf.garbage, 9 + 7);
+        assert_eq!(leaf.record(2).unwrap(), record(40, "user-40"));
+        let repacked = leaf.repack().unwrap();
+        assert_eq!(repacked.garbage, 0);
+        assert_eq!(
+            repacked.records().unwrap(),
+            [10, 20, 40, 50].map(|id| record(id, &format!("user-{id}")))
+        );
+    }
+
+    #[test]
+    fn a_full_leaf_has_no_room_and_garbage_is_room_after_a_repack() {
+        let memory = memory();
+        let mut leaf = Leaf::create(&memory, 0);
+        let name = "n".repeat(100);
+        let mut id = 0;
+        while leaf.room_for(100) == Room::Free {
+            leaf.insert(leaf.count(), &record(id, &name));
+            id += 1;
+        }
+        assert_eq!(leaf.room_for(100), Room::None);
+        assert_eq!(id as usize, USABLE_BYTES / footprint(100));
+        leaf.remove(0).unwrap();
+        assert_eq!(leaf.room_for(100), Room::AfterRepack);
+        let leaf = leaf.repack().unwrap();
+        assert_eq!(leaf.room_for(100), Room::Free);
+    }
+
+    #[test]
+    fn an_overwrite_in_place_takes_a_shorter_name_only() {
+        let memory = memory();
+        let mut leaf = Leaf::create(&memory, 0);
+        leaf.insert(0, &record(1, "abcdef"));
+        assert_eq!(leaf.overwrite(0, b"xy"), Ok(true));
+        assert_eq!(leaf.record(0).unwrap(), record(1, "xy"));
+        assert_eq!(leaf.overwrite(0, b"longer than before"), Ok(false));
+        assert_eq!(leaf.garbage, 4);
+    }
+
+    #[test]
+    fn a_page_that_is_not_a_leaf_is_refused() {
+        let memory = memory();
+        page::write(&memory, 0, 0, &[9; 16]);
+        assert!(Leaf::load(&memory, 0).is_err());
+        page::write(&memory, 0, 0, &[KIND_LEAF, 0, 200, 0, 0, 0, 0, 0]);
+        assert!(Leaf::load(&memory, 0).is_err(), "slots past the data");
+    }
+}
