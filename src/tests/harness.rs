@@ -3,7 +3,7 @@
 
 use crate::sqlite_shared::{JournalMode, SqliteConfig};
 use crate::SqliteStore;
-use crate::{BTreeStore, StableSqliteStore, UserStore};
+use crate::{BTreeStore, PageTreeStore, StableSqliteStore, UserStore};
 use ic_stable_structures::VectorMemory;
 use tempfile::TempDir;
 
@@ -151,10 +151,49 @@ impl Harness for StableSqliteHarness {
     }
 }
 
+/// The page tree on a `VectorMemory`. Every other reopen skips the close, as an upgrade
+/// that skipped `pre_upgrade` would, so the open counts the rows itself.
+pub struct PageTreeHarness {
+    memory: VectorMemory,
+    store: Option<PageTreeStore<VectorMemory>>,
+    reopens: u32,
+}
+
+impl PageTreeHarness {
+    pub fn new() -> Self {
+        let memory = VectorMemory::default();
+        let store = PageTreeStore::open(memory.clone()).expect("open the page tree");
+        Self {
+            memory,
+            store: Some(store),
+            reopens: 0,
+        }
+    }
+}
+
+impl Harness for PageTreeHarness {
+    fn name(&self) -> String {
+        "page tree".into()
+    }
+    fn store(&mut self) -> &mut dyn UserStore {
+        self.store.as_mut().expect("store is open")
+    }
+    fn reopen(&mut self) {
+        if let Some(store) = self.store.take() {
+            if self.reopens % 2 == 0 {
+                store.close().expect("close");
+            }
+        }
+        self.reopens += 1;
+        self.store = Some(PageTreeStore::open(self.memory.clone()).expect("reopen"));
+    }
+}
+
 /// One harness of every engine configuration the library supports natively.
 pub fn all_harnesses() -> Vec<Box<dyn Harness>> {
     let mut harnesses: Vec<Box<dyn Harness>> = vec![
         Box::new(BTreeHarness::new()),
+        Box::new(PageTreeHarness::new()),
         Box::new(SqliteMemoryHarness::new(JournalMode::Memory)),
         Box::new(SqliteMemoryHarness::new(JournalMode::Off)),
         Box::new(StableSqliteHarness::new(JournalMode::Memory)),
