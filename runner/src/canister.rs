@@ -339,7 +339,11 @@ impl Canister {
                 kind: MessageKind::PostUpgrade,
                 ..state.msg.clone()
             },
-            trace: state.trace.take(),
+            // post_upgrade runs on the new instance's heap: its pages are new pages.
+            trace: state.trace.take().map(|mut recorder| {
+                recorder.new_heap();
+                recorder
+            }),
             readings: state.readings.take(),
             ..HostState::default()
         };
@@ -457,7 +461,8 @@ impl Canister {
         state.memory_limits = self.memory_limits;
         state.msg = context;
         state.ledger = Default::default();
-        state.trace = record_traces.then(Recorder::default);
+        let imported = self.live.loaded.names.imported();
+        state.trace = record_traces.then(|| Recorder::new(imported));
         state.readings = record_readings.then(Vec::new);
         self.live.set_counter(limit as i64);
         snapshot
@@ -530,7 +535,7 @@ impl Canister {
         self.last_trace = state
             .trace
             .take()
-            .map(|recorder| Trace::new(recorder.events, Arc::clone(&self.live.loaded.names)));
+            .map(|recorder| recorder.finish(Arc::clone(&self.live.loaded.names)));
         let (reply, error) = match outcome {
             Err(Failure::OutOfInstructions) => (
                 Err(Reject {
