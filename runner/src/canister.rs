@@ -5,6 +5,7 @@
 
 use crate::errors::{CallResult, ErrorCode, Reject, RejectCode};
 use crate::heap::Snapshot;
+use crate::heap_layout::HeapLayout;
 use crate::instrument::{custom_section, InstrumentError, START_EXPORT};
 use crate::ledger::Breakdown;
 use crate::live::{shared_engine, Failure, Live, LoadError, Loaded};
@@ -762,6 +763,14 @@ impl Canister {
     /// Current heap (memory 0) size in bytes.
     pub fn heap_bytes(&self) -> usize {
         self.live.heap_bytes()
+    }
+
+    /// The layout of the installed module's heap: its stack, static data and where the heap
+    /// proper starts, read from the module (see [`HeapLayout`] for how, and its limits). With
+    /// it, the heap pages of [`Trace::page_touches`] can be told apart
+    /// ([`HeapLayout::regions_of_page`]).
+    pub fn heap_layout(&self) -> HeapLayout {
+        HeapLayout::of(&self.live.loaded.original)
     }
 
     /// The custom section `name` of the installed module, e.g.

@@ -1,12 +1,13 @@
 //! The page map of a traced message under the current meter (docs/metering.md §6): every
 //! 64 KiB page of heap and stable memory it touched, the function that touched it first and
-//! the one that wrote it first.
+//! the one that wrote it first; and the heap layout that says what a heap page holds.
 
 mod common;
 
 use common::{ANONYMOUS, IMPORTS};
 use icrun::{
-    Breakdown, CallResult, Canister, Env, Limits, MemoryKind, Metering, Options, PageTouch,
+    Breakdown, CallResult, Canister, Env, HeapLayout, HeapRegion, Limits, MemoryKind, Metering,
+    Options, PageTouch,
 };
 
 /// 5,000 per OS page × 16 OS pages per 64 KiB Wasm page (docs/metering.md §6).
@@ -264,4 +265,78 @@ fn an_upgrade_maps_both_heaps() {
         ]
     );
     assert_adds_up(touches, &result);
+}
+
+/// A module laid out as LLD lays out rustc's output (stack first): a 1 MiB stack whose
+/// pointer is global 0 (not exported, not named), static data from 1 MiB.
+const STACK_FIRST: &str = r#"(module
+  (memory 17)
+  (global (mut i32) (i32.const 1048576))
+  (global (mut i32) (i32.const 77))
+  (data (i32.const 1048576) "static")
+  (data (i32.const 1048700) "more static data"))"#;
+
+#[test]
+fn a_stack_first_module_has_its_stack_below_its_data() {
+    let wasm = wat::parse_str(STACK_FIRST).expect("valid WAT");
+    let layout = HeapLayout::of(&wasm);
+    assert_eq!(layout.stack, 0..1_048_576);
+    assert_eq!(layout.static_data, 1_048_576..1_048_716);
+    // No `__heap_base`: the end of the data rounded up to 16 bytes.
+    assert_eq!(layout.heap_start, 1_048_720);
+    assert_eq!(layout.regions_of_page(15), vec![HeapRegion::Stack]);
+    assert_eq!(
+        layout.regions_of_page(16),
+        vec![HeapRegion::StaticData, HeapRegion::Heap]
+    );
+    assert_eq!(layout.region_of(1_048_575), HeapRegion::Stack);
+    assert_eq!(layout.region_of(1_048_700), HeapRegion::StaticData);
+    assert_eq!(layout.region_of(1_048_720), HeapRegion::Heap);
+    assert_eq!(layout.regions_of_page(17), vec![HeapRegion::Heap]);
+}
+
+/// Stack last, as clang links by default: data from 1 KiB, the stack pointer above it, an
+/// imported global before it (so the stack pointer is found by its export name) and
+/// `__heap_base` exported.
+const STACK_LAST: &str = r#"(module
+  (import "env" "g" (global i32))
+  (memory 2)
+  (global $sp (mut i32) (i32.const 67584))
+  (global (export "__heap_base") i32 (i32.const 67600))
+  (export "__stack_pointer" (global $sp))
+  (data (i32.const 1024) "0123456789"))"#;
+
+#[test]
+fn a_stack_last_module_has_its_stack_above_its_data() {
+    let wasm = wat::parse_str(STACK_LAST).expect("valid WAT");
+    let layout = HeapLayout::of(&wasm);
+    assert_eq!(layout.stack, 1034..67_584);
+    assert_eq!(layout.static_data, 1024..1034);
+    assert_eq!(layout.heap_start, 67_600);
+    // Below the data (LLD's global base) counts as static data.
+    assert_eq!(
+        layout.regions_of_page(0),
+        vec![HeapRegion::StaticData, HeapRegion::Stack]
+    );
+    assert_eq!(
+        layout.regions_of_page(1),
+        vec![HeapRegion::Stack, HeapRegion::StaticData, HeapRegion::Heap]
+    );
+}
+
+#[test]
+fn a_canister_reports_its_heap_layout() {
+    let module = format!(
+        "(module {IMPORTS} (memory (export \"memory\") 17) \
+         (global (mut i32) (i32.const 1048576)) \
+         (data (i32.const 1048576) \"data\") \
+         (func (export \"canister_update nop\") (call $msg_reply)))"
+    );
+    let wasm = wat::parse_str(module).expect("valid WAT");
+    let (canister, _) =
+        Canister::install_with(&wasm, &[], ANONYMOUS, Env::default(), Options::default())
+            .expect("installs");
+    assert_eq!(canister.heap_layout(), HeapLayout::of(&wasm));
+    assert_eq!(canister.heap_layout().stack, 0..1_048_576);
+    assert_eq!(canister.heap_layout().heap_start, 1_048_592);
 }
