@@ -5,6 +5,7 @@
 
 use crate::errors::{CallResult, ErrorCode, Reject, RejectCode};
 use crate::heap::Snapshot;
+use crate::heap_layout::HeapLayout;
 use crate::instrument::{custom_section, InstrumentError, START_EXPORT};
 use crate::ledger::Breakdown;
 use crate::live::{shared_engine, Failure, Live, LoadError, Loaded};
@@ -339,7 +340,11 @@ impl Canister {
                 kind: MessageKind::PostUpgrade,
                 ..state.msg.clone()
             },
-            trace: state.trace.take(),
+            // post_upgrade runs on the new instance's heap: its pages are new pages.
+            trace: state.trace.take().map(|mut recorder| {
+                recorder.new_heap();
+                recorder
+            }),
             readings: state.readings.take(),
             ..HostState::default()
         };
@@ -457,7 +462,8 @@ impl Canister {
         state.memory_limits = self.memory_limits;
         state.msg = context;
         state.ledger = Default::default();
-        state.trace = record_traces.then(Recorder::default);
+        let imported = self.live.loaded.names.imported();
+        state.trace = record_traces.then(|| Recorder::new(imported));
         state.readings = record_readings.then(Vec::new);
         self.live.set_counter(limit as i64);
         snapshot
@@ -530,7 +536,7 @@ impl Canister {
         self.last_trace = state
             .trace
             .take()
-            .map(|recorder| Trace::new(recorder.events, Arc::clone(&self.live.loaded.names)));
+            .map(|recorder| recorder.finish(Arc::clone(&self.live.loaded.names)));
         let (reply, error) = match outcome {
             Err(Failure::OutOfInstructions) => (
                 Err(Reject {
@@ -757,6 +763,14 @@ impl Canister {
     /// Current heap (memory 0) size in bytes.
     pub fn heap_bytes(&self) -> usize {
         self.live.heap_bytes()
+    }
+
+    /// The layout of the installed module's heap: its stack, static data and where the heap
+    /// proper starts, read from the module (see [`HeapLayout`] for how, and its limits). With
+    /// it, the heap pages of [`Trace::page_touches`] can be told apart
+    /// ([`HeapLayout::regions_of_page`]).
+    pub fn heap_layout(&self) -> HeapLayout {
+        HeapLayout::of(&self.live.loaded.original)
     }
 
     /// The custom section `name` of the installed module, e.g.

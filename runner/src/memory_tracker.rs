@@ -23,7 +23,7 @@
 //! inaccessible: [`MemoryTracker::unprotect_all`] first.
 //!
 //! The fault handler runs in a signal handler, so it never allocates: everything it records
-//! (saved units, opened units, touched regions) goes into room the runtime reserved for the
+//! (saved units, opened units, touched and written regions) goes into room the runtime reserved for the
 //! worst case when the message started or the memory grew (see [`saved`]). Should that room
 //! ever be used up, the handler declines the fault (the access then traps like an access out
 //! of bounds) rather than allocate, and debug builds assert at the end of the message.
@@ -85,6 +85,15 @@ pub(crate) struct RegionCharges {
     pub instructions: u64,
 }
 
+/// Regions (64 KiB Wasm pages) first accessed and first written, by index in the memory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TouchedRegions {
+    /// Regions first accessed.
+    pub accessed: Vec<u64>,
+    /// Regions first written.
+    pub written: Vec<u64>,
+}
+
 /// What a region went through in the current message ([`Tracking::Regions`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum RegionState {
@@ -107,8 +116,12 @@ struct State {
     opened: Vec<usize>,
     /// Per region, what the current message did to it ([`Tracking::Regions`]).
     regions: Vec<RegionState>,
-    /// Regions whose state is not `Untouched`.
+    /// Regions whose state is not `Untouched`, in the order they were first accessed.
     touched: Vec<usize>,
+    /// Regions first written in the message, in that order.
+    written: Vec<usize>,
+    /// How many of `touched` and of `written` [`MemoryTracker::take_regions`] reported.
+    reported: (usize, usize),
     pending: RegionCharges,
     /// The fault handler declined a fault because the reserved room was used up (never
     /// expected: the room is reserved for the worst case).
@@ -127,6 +140,8 @@ impl Default for State {
             opened: Vec::new(),
             regions: Vec::new(),
             touched: Vec::new(),
+            written: Vec::new(),
+            reported: (0, 0),
             pending: RegionCharges::default(),
             out_of_room: false,
         }
@@ -199,6 +214,8 @@ impl State {
                 *state = RegionState::Untouched;
             }
         }
+        self.written.clear();
+        self.reported = (0, 0);
         let regions = self.len.div_ceil(REGION);
         if self.regions.len() < regions {
             self.regions.resize(regions, RegionState::Untouched);
@@ -207,20 +224,25 @@ impl State {
 
     /// Reserves room for everything the fault handler may record about the memory's `len`
     /// bytes in one message: each unit saved once, opened twice at most (a region is opened
-    /// readable, then writable), each region touched once. Not for the fault handler.
+    /// readable, then writable), each region touched once and written once. Not for the fault
+    /// handler.
     fn reserve(&mut self) -> bool {
         let unit = self.tracking.unit();
         let units = self.len.div_ceil(unit);
+        let regions = self.len.div_ceil(REGION);
         self.saved.reserve(units, unit)
             && reserve_total(&mut self.opened, units.saturating_mul(2))
-            && reserve_total(&mut self.touched, self.len.div_ceil(REGION))
+            && reserve_total(&mut self.touched, regions)
+            && reserve_total(&mut self.written, regions)
     }
 
-    /// Whether the fault handler can open a unit (and save it, if `save`; and record a newly
-    /// touched region, if `touch`) without allocating; records it when it cannot.
-    fn has_room(&mut self, save: bool, touch: bool) -> bool {
+    /// Whether the fault handler can open a unit (and save it, if `save`; record a newly
+    /// touched region, if `touch`; record a newly written region, if `write`) without
+    /// allocating; records it when it cannot.
+    fn has_room(&mut self, save: bool, touch: bool, write: bool) -> bool {
         let room = self.opened.len() < self.opened.capacity()
             && (!touch || self.touched.len() < self.touched.capacity())
+            && (!write || self.written.len() < self.written.capacity())
             && (!save || self.saved.has_room(self.tracking.unit()));
         self.out_of_room |= !room;
         room
@@ -250,7 +272,8 @@ impl State {
     /// A fault at byte `offset` of the memory, in [`Tracking::Writes`] mode.
     fn write_fault(&mut self, offset: usize) -> bool {
         let page = offset / TRACKED_PAGE;
-        self.has_room(true, false) && self.open(page, true, libc::PROT_READ | libc::PROT_WRITE)
+        self.has_room(true, false, false)
+            && self.open(page, true, libc::PROT_READ | libc::PROT_WRITE)
     }
 
     /// A fault at byte `offset` of the memory, in [`Tracking::Regions`] mode.
@@ -262,10 +285,10 @@ impl State {
         let read_write = libc::PROT_READ | libc::PROT_WRITE;
         // Check for room before changing anything, so that a declined fault leaves the state
         // as it was: a first access touches the region (and in a query saves it), a first
-        // write saves it.
+        // write saves it and records it as written.
         let room = match state {
-            RegionState::Untouched => self.has_room(!track_writes, true),
-            RegionState::Read if track_writes => self.has_room(true, false),
+            RegionState::Untouched => self.has_room(!track_writes, true, false),
+            RegionState::Read if track_writes => self.has_room(true, false, true),
             RegionState::Read | RegionState::Written => true,
         };
         if !room {
@@ -288,6 +311,7 @@ impl State {
             }
             RegionState::Read if track_writes => {
                 self.regions[region] = RegionState::Written;
+                push_within_capacity(&mut self.written, region);
                 self.pending.written += 1;
                 self.pending.instructions += write;
                 self.open(region, true, read_write)
@@ -423,6 +447,7 @@ impl MemoryTracker {
                     state.pending.written += 1;
                     state.pending.instructions += write;
                     state.regions[region] = RegionState::Written;
+                    state.written.push(region);
                 } else {
                     state.regions[region] = RegionState::Read;
                 }
@@ -436,6 +461,27 @@ impl MemoryTracker {
     /// Takes the page charges the fault handler made since the last call.
     pub fn take_charges(&self) -> RegionCharges {
         std::mem::take(&mut self.state().pending)
+    }
+
+    /// The regions ([`Tracking::Regions`]) first accessed and first written in the message
+    /// since the last call, in the order the tracker saw them: with [`MemoryTracker::take_charges`]
+    /// called at the same points, the pages those charges are for. Not for the fault handler.
+    pub fn take_regions(&self) -> TouchedRegions {
+        let state = self.state();
+        let (accessed, written) = state.reported;
+        let new = |list: &[usize], from: usize| -> Vec<u64> {
+            list.get(from..)
+                .unwrap_or_default()
+                .iter()
+                .map(|region| *region as u64)
+                .collect()
+        };
+        let regions = TouchedRegions {
+            accessed: new(&state.touched, accessed),
+            written: new(&state.written, written),
+        };
+        state.reported = (state.touched.len(), state.written.len());
+        regions
     }
 
     /// Stops tracking faults. Units the message opened stay accessible (so they can be
@@ -637,6 +683,16 @@ mod tests {
             let written = if track_writes { 4 } else { 0 };
             assert_eq!((charges.accessed, charges.written), (4, written));
             assert_eq!(charges.instructions, (4 + written) * 80_000);
+            // The regions behind the charges, reported once.
+            let regions = tracker.take_regions();
+            assert_eq!(regions.accessed, vec![0, 1, 2, 3]);
+            let expected: Vec<u64> = if track_writes {
+                vec![0, 1, 2, 3]
+            } else {
+                vec![]
+            };
+            assert_eq!(regions.written, expected);
+            assert_eq!(tracker.take_regions(), TouchedRegions::default());
             tracker.end();
             assert_eq!(tracker.saved_units(), 4);
             tracker.undo(memory.bytes());

@@ -109,6 +109,30 @@ impl StableMemory {
         (accessed, written)
     }
 
+    /// The 64 KiB pages of `[offset, offset + len)` that [`StableMemory::touch_regions`] with
+    /// the same arguments would count as first accessed, and as first written: the pages
+    /// behind its counts, for the page map of a trace.
+    pub(crate) fn untouched_regions(
+        &self,
+        offset: u64,
+        len: u64,
+        write: bool,
+    ) -> (Vec<u64>, Vec<u64>) {
+        let pages = page_range(offset, len, PAGE_SIZE);
+        let accessed = pages
+            .clone()
+            .filter(|page| !self.undo.accessed.contains(page))
+            .collect();
+        let written = if write {
+            pages
+                .filter(|page| !self.undo.written.contains(page))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        (accessed, written)
+    }
+
     /// Copies `dst.len()` bytes starting at `offset` into `dst`.
     pub fn read(&self, offset: u64, dst: &mut [u8]) -> Result<(), OutOfBounds> {
         self.check_range(offset, dst.len() as u64)?;
@@ -307,7 +331,12 @@ mod tests {
         let mut stable = StableMemory::new();
         stable.grow(3, MAX_PAGES);
         // [65530, 65540) overlaps 64 KiB pages 0 and 1.
+        assert_eq!(
+            stable.untouched_regions(65_530, 10, false),
+            (vec![0, 1], vec![])
+        );
         assert_eq!(stable.touch_regions(65_530, 10, false), (2, 0));
+        assert_eq!(stable.untouched_regions(0, 8, true), (vec![], vec![0]));
         assert_eq!(stable.touch_regions(0, 8, true), (0, 1));
         assert_eq!(stable.touch_regions(8, 8, true), (0, 0));
         stable.commit();

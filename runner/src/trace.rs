@@ -12,6 +12,7 @@
 //! flame graph. Every instruction of the window lands on exactly one stack: the folded
 //! instructions add up to the window's length, to the instruction.
 
+use crate::page_map::{MemoryKind, PageLog, PageTouch};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
@@ -96,6 +97,8 @@ pub enum TraceEvent {
 #[derive(Debug, Clone, Default)]
 pub struct FunctionNames {
     names: HashMap<u32, String>,
+    /// How many functions are imported (they come first).
+    imported: u32,
 }
 
 impl FunctionNames {
@@ -133,7 +136,12 @@ impl FunctionNames {
                 _ => {}
             }
         }
-        FunctionNames { names }
+        FunctionNames { names, imported }
+    }
+
+    /// How many of the module's functions are imports (indices below this).
+    pub(crate) fn imported(&self) -> u32 {
+        self.imported
     }
 
     /// The name of function `index`.
@@ -145,19 +153,91 @@ impl FunctionNames {
     }
 }
 
-/// Records the events of the message in progress.
+/// Records the events of the message in progress, the functions open and the memory pages
+/// first touched ([`PageLog`]).
 #[derive(Debug, Default)]
 pub(crate) struct Recorder {
     pub events: Vec<TraceEvent>,
     /// Heap pages first written in the message up to the last [`TraceEvent::HeapPagesWritten`].
     pub heap_pages_written: u64,
+    /// The functions open now, innermost last, as the hooks entered and left them.
+    open: Vec<u32>,
+    /// Functions with lower indices are imports (ic0 functions).
+    imported: u32,
+    /// The first touches of memory pages ([`crate::Metering::Current`]).
+    pages: PageLog,
 }
 
-/// The events of one message, with the names of the module's functions.
+impl Recorder {
+    /// A recorder for a module with `imported` imported functions.
+    pub fn new(imported: u32) -> Recorder {
+        Recorder {
+            imported,
+            ..Recorder::default()
+        }
+    }
+
+    /// Records that `function` was entered at `at` instructions.
+    pub fn enter(&mut self, function: u32, at: u64) {
+        self.events.push(TraceEvent::Enter { function, at });
+        self.open.push(function);
+    }
+
+    /// Records that `function` (the innermost open one) returned at `at` instructions.
+    pub fn exit(&mut self, function: u32, at: u64) {
+        self.events.push(TraceEvent::Exit { function, at });
+        self.open.pop();
+    }
+
+    /// The function a first touch of a page of `memory` is attributed to now. Heap: the
+    /// innermost open function, the only one that ran since the last hook (an ic0 function
+    /// while a system call runs, for the bytes it reads or writes itself). Stable: the
+    /// innermost Wasm function, the caller of the `stable*` function being executed. `None`
+    /// outside any function.
+    fn toucher(&self, memory: MemoryKind) -> Option<u32> {
+        let mut open = self.open.iter().rev().copied();
+        match memory {
+            MemoryKind::Heap => open.next(),
+            MemoryKind::Stable => open.find(|function| *function >= self.imported),
+        }
+    }
+
+    /// Records the first accesses (or, if `write`, the first writes) of `pages` of `memory`,
+    /// each charged `price` instructions, by the function running now.
+    pub fn touched(&mut self, memory: MemoryKind, pages: &[u64], write: bool, price: u64) {
+        let by = self.toucher(memory);
+        for &page in pages {
+            if write {
+                self.pages.written(memory, page, by, price);
+            } else {
+                self.pages.accessed(memory, page, by, price);
+            }
+        }
+    }
+
+    /// The message goes on with a fresh heap (an upgrade's new instance).
+    pub fn new_heap(&mut self) {
+        self.pages.new_heap();
+    }
+
+    /// The trace of the message, with the functions named by `names`.
+    pub fn finish(self, names: Arc<FunctionNames>) -> Trace {
+        let pages = self.pages.finish(&names);
+        Trace {
+            events: self.events,
+            names,
+            pages,
+        }
+    }
+}
+
+/// The events of one message, with the names of the module's functions and the memory pages
+/// the message touched.
 #[derive(Debug, Clone)]
 pub struct Trace {
     events: Vec<TraceEvent>,
     names: Arc<FunctionNames>,
+    pages: Vec<PageTouch>,
 }
 
 /// Which part of a trace to fold.
@@ -368,13 +448,29 @@ impl Folder {
 }
 
 impl Trace {
+    #[cfg(test)]
     pub(crate) fn new(events: Vec<TraceEvent>, names: Arc<FunctionNames>) -> Trace {
-        Trace { events, names }
+        Trace {
+            events,
+            names,
+            pages: Vec::new(),
+        }
     }
 
     /// The events, in order.
     pub fn events(&self) -> &[TraceEvent] {
         &self.events
+    }
+
+    /// Every 64 KiB page of heap or stable memory the message touched, with the functions
+    /// that first accessed and first wrote it and what it was charged, ordered by memory,
+    /// then page ([`PageTouch`]). Recorded under [`crate::Metering::Current`], which
+    /// charges these pages (docs/metering.md §6); empty under other profiles. The
+    /// instructions add up to the message's page charges: its [`crate::Breakdown`]'s
+    /// `heap_regions_accessed`, `heap_regions_written`, `stable_regions_accessed` and
+    /// `stable_regions_written`.
+    pub fn page_touches(&self) -> &[PageTouch] {
+        &self.pages
     }
 
     /// The name of function `index` of the traced module.
@@ -502,7 +598,7 @@ mod tests {
         let mut names = HashMap::new();
         names.insert(1, "main".to_string());
         names.insert(2, "helper".to_string());
-        Arc::new(FunctionNames { names })
+        Arc::new(FunctionNames { names, imported: 1 })
     }
 
     fn stack(frames: &[&str]) -> Stack {
@@ -581,6 +677,48 @@ mod tests {
         // A query is not charged: nothing is added.
         let query = trace.fold_with_heap_charge("m", 0, 0).unwrap();
         assert_eq!(query, trace.fold("m", Window::Message).unwrap());
+    }
+
+    #[test]
+    fn heap_touches_go_to_the_running_frame_and_stable_ones_to_the_wasm_caller() {
+        // Function 0 is an import (unnamed here: `func_0`), 1 and 2 are defined.
+        let mut recorder = Recorder::new(1);
+        recorder.touched(MemoryKind::Heap, &[9], false, 10);
+        recorder.enter(1, 0);
+        recorder.enter(2, 5);
+        recorder.touched(MemoryKind::Heap, &[0], false, 10);
+        // `helper` calls the import; what the import touches itself is its own.
+        recorder.enter(0, 6);
+        recorder.touched(MemoryKind::Stable, &[3], false, 10);
+        recorder.touched(MemoryKind::Stable, &[3], true, 10);
+        recorder.touched(MemoryKind::Heap, &[1], true, 10);
+        recorder.exit(0, 7);
+        recorder.exit(2, 8);
+        recorder.touched(MemoryKind::Heap, &[0], true, 10);
+        recorder.exit(1, 9);
+        let trace = recorder.finish(names());
+        let touches: Vec<_> = trace
+            .page_touches()
+            .iter()
+            .map(|t| {
+                (
+                    t.memory,
+                    t.page,
+                    t.accessed_by.as_str(),
+                    t.written_by.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            touches,
+            vec![
+                (MemoryKind::Heap, 0, "helper", Some("main")),
+                (MemoryKind::Heap, 1, "func_0", Some("func_0")),
+                (MemoryKind::Heap, 9, crate::page_map::RUNTIME_TOUCHER, None),
+                (MemoryKind::Stable, 3, "helper", Some("helper")),
+            ]
+        );
+        assert_eq!(trace.events().len(), 6);
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! `icrun call`: installs a canister, calls one method and prints the reply, the
-//! instructions and, on request, where they went (`--breakdown`) and a flame graph of the
-//! call (`--trace FILE.svg`).
+//! instructions and, on request, where they went (`--breakdown`), a flame graph of the
+//! call (`--trace FILE.svg`) and the memory pages it touched (`--page-map`).
 
 use crate::args;
 use crate::breakdown;
 use crate::candid_io::{
     decode_reply, encode, encode_call, encode_init, Interface, SERVICE_SECTIONS,
 };
+use crate::page_map;
 use candid::Principal;
 use clap::Args;
 use icrun::{flamegraph, Canister, Env, Metering, Options};
@@ -49,6 +50,11 @@ pub struct CallOptions {
     /// Write a flame graph of the call here.
     #[arg(long, value_name = "FILE.svg")]
     pub trace: Option<PathBuf>,
+    /// Print every 64 KiB page of heap and stable memory the call touched: what it holds,
+    /// the functions that first accessed and first wrote it, and its charge (metering
+    /// `current` only, the profile that charges these pages).
+    #[arg(long)]
+    pub page_map: bool,
 }
 
 impl CallOptions {
@@ -76,6 +82,13 @@ fn interface(options: &CallOptions, canister: &Canister) -> Result<Option<Interf
 
 /// Runs the call; `Ok(false)` when it was rejected.
 pub fn run(options: &CallOptions) -> Result<bool, String> {
+    if options.page_map && options.metering != Metering::Current {
+        // docs/metering.md §6: only the current meter charges 64 KiB pages.
+        return Err(format!(
+            "--page-map needs --metering current: {} charges no 64 KiB pages",
+            options.metering
+        ));
+    }
     let wasm = std::fs::read(&options.wasm)
         .map_err(|e| format!("cannot read {}: {e}", options.wasm.display()))?;
     // The init argument is typed by a `--did` class if there is one; the
@@ -95,7 +108,8 @@ pub fn run(options: &CallOptions) -> Result<bool, String> {
     };
     let runtime = Options {
         metering: options.metering,
-        tracing: options.trace.is_some(),
+        // The page map is recorded by the trace hooks (free, docs/metering.md §1).
+        tracing: options.trace.is_some() || options.page_map,
         ..Options::default()
     };
     let anonymous = Principal::anonymous();
@@ -142,6 +156,16 @@ pub fn run(options: &CallOptions) -> Result<bool, String> {
         flamegraph::write(&folded, &options.method, path)?;
         println!("flame graph: {}", path.display());
     }
+    if options.page_map {
+        let trace = canister
+            .last_trace()
+            .ok_or("the call recorded no trace for its page map")?;
+        let layout = canister.heap_layout();
+        print!(
+            "{}",
+            page_map::render(trace.page_touches(), &layout, &result.breakdown)
+        );
+    }
     Ok(replied)
 }
 
@@ -174,10 +198,13 @@ mod tests {
             "--breakdown",
             "--trace",
             "t.svg",
+            "--page-map",
         ])
         .expect("valid");
         assert_eq!(options.metering, Metering::Current);
         assert!(options.breakdown);
+        assert!(options.page_map);
+        assert!(!parse(&["c.wasm", "get"]).expect("valid").page_map);
         assert_eq!(options.trace, Some(PathBuf::from("t.svg")));
         assert_eq!(options.args, "(1)");
         assert!(parse(&["c.wasm", "get", "--metering", "mainnet"]).is_err());

@@ -7,6 +7,7 @@
 //! - [`candid_io`] converts Candid text to bytes and back;
 //! - [`flamegraph`] places `icrun bench`'s flame graphs (rendered by `icrun::flamegraph`);
 //! - [`breakdown`] prints where a message's instructions went;
+//! - [`page_map`] prints the memory pages a call touched (`icrun call --page-map`);
 //! - [`args`] parses a subcommand's arguments with clap.
 
 pub mod args;
@@ -15,4 +16,5 @@ pub mod breakdown;
 pub mod call;
 pub mod candid_io;
 pub mod flamegraph;
+pub mod page_map;
 pub mod speed;

@@ -4,6 +4,7 @@
 //! icrun call <wasm> <method> ['(<candid args>)'] [--query] [--init '(<candid>)']
 //!            [--did FILE] [--stable-memory FILE] [--show-output]
 //!            [--metering current|pocketic-13] [--breakdown] [--trace FILE.svg]
+//!            [--page-map]
 //! icrun bench [PATTERN] [--config FILE] [--persist] [--csv] [--noise-threshold PCT]
 //!             [--show-canister-output] [--less-verbose] [--hide-results]
 //!             [--show-summary] [--fail-on-regression | --fail-on-change]
@@ -14,7 +15,9 @@
 //! ```
 //! `call` prints the decoded reply (or the reject) and the instructions used;
 //! the reply is typed by the module's `candid:service` metadata, or by `--did`.
-//! Its metering defaults to `current`, the IC's meter today.
+//! Its metering defaults to `current`, the IC's meter today; `--page-map` lists every
+//! 64 KiB page of heap and stable memory the call touched, the functions that first
+//! accessed and wrote it and its charge (their total is the call's page charge).
 //! `bench` is a drop-in for `canbench` on a `canbench.yml` (metering `pocketic-13`, as
 //! canbench 0.7's PocketIC 13); `speed` measures icrun itself (metered instructions per
 //! second, slowdown against plain wasmtime, per-message cost against heap size).

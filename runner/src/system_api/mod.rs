@@ -16,6 +16,7 @@ mod misc;
 mod stable;
 
 use crate::instrument::{HOST_MODULE, OUT_OF_INSTRUCTIONS, TRACE_ENTER, TRACE_EXIT};
+use crate::page_map::MemoryKind;
 use crate::prices::Api;
 use crate::state::{HostState, HostTrap};
 use crate::trace::{PageCharge, TraceEvent};
@@ -122,18 +123,50 @@ pub(crate) fn apply_heap_page_charges(host: &mut impl Host) -> HostResult<()> {
     if charges.instructions == 0 {
         return Ok(());
     }
+    // The pages behind the charges, for the trace's page map: each is recorded with the
+    // charge that makes it into the ledger, so that the map adds up to the ledger's pages
+    // even if a charge traps.
+    let regions = state.trace.is_some().then(|| tracker.take_regions());
+    if let Some(regions) = &regions {
+        debug_assert_eq!(regions.accessed.len() as u64, charges.accessed);
+        debug_assert_eq!(regions.written.len() as u64, charges.written);
+        record_touches(host, MemoryKind::Heap, &regions.accessed, false);
+    }
     charge_pages(
         host,
         PageCharge::HeapAccess,
         charges.accessed,
         charges.accessed * pages.region_access,
     )?;
+    if let Some(regions) = &regions {
+        record_touches(host, MemoryKind::Heap, &regions.written, true);
+    }
     charge_pages(
         host,
         PageCharge::HeapWrite,
         charges.written,
         charges.written * pages.region_write,
     )
+}
+
+/// Records the first accesses (or, if `write`, the first writes) of `pages` of `memory` in
+/// the trace's page map, if a trace is recorded, at the profile's price per page
+/// (docs/metering.md §6), attributed to the function running now (see [`crate::page_map`]).
+fn record_touches(host: &mut impl Host, memory: MemoryKind, pages: &[u64], write: bool) {
+    if pages.is_empty() {
+        return;
+    }
+    let mut context = host.as_context_mut();
+    let state = context.data_mut();
+    let prices = state.metering.pages();
+    let price = if write {
+        prices.region_write
+    } else {
+        prices.region_access
+    };
+    if let Some(recorder) = state.trace.as_mut() {
+        recorder.touched(memory, pages, write, price);
+    }
 }
 
 /// Records the heap pages first written since the last hook ([`TraceEvent::HeapPagesWritten`]),
@@ -238,19 +271,21 @@ fn u(value: i32) -> u64 {
 }
 
 /// The trace hook at a function entry or exit: records the event (after the page charges
-/// made since the last host call, so that they land in the frame that caused them).
+/// made since the last host call, so that they land in the frame that caused them, in the
+/// flame graph and in the page map).
 fn trace_hook(caller: &mut Ctx<'_>, function: i32, entry: bool) -> HostResult<()> {
     apply_heap_page_charges(caller)?;
     if caller.data().trace.is_some() {
         record_heap_pages_written(caller);
         let at = instructions_used(caller);
         let function = function as u32;
-        let event = if entry {
-            TraceEvent::Enter { function, at }
-        } else {
-            TraceEvent::Exit { function, at }
-        };
-        record(caller, event);
+        if let Some(recorder) = caller.data_mut().trace.as_mut() {
+            if entry {
+                recorder.enter(function, at);
+            } else {
+                recorder.exit(function, at);
+            }
+        }
     }
     Ok(())
 }

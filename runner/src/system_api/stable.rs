@@ -1,7 +1,8 @@
 //! Stable memory functions, 64- and 32-bit (docs/metering.md §5), with the page charges of
 //! the metering profile (§6).
 
-use super::{charge_api, charge_pages, heap_range, trap, u, Ctx, HostResult, IC0};
+use super::{charge_api, charge_pages, heap_range, record_touches, trap, u, Ctx, HostResult, IC0};
+use crate::page_map::MemoryKind;
 use crate::prices::Api;
 use crate::stable::{DIRTY_PAGE_SIZE, MAX_PAGES};
 use crate::state::{HostState, HostTrap};
@@ -20,16 +21,28 @@ fn charge_stable_regions(c: &mut Ctx<'_>, offset: u64, size: u64, write: bool) -
         return Ok(());
     }
     let track_writes = write && c.data().msg.kind.persists();
+    // The pages behind the counts, for the trace's page map (recorded with their charges).
+    let first = c.data().trace.is_some().then(|| {
+        c.data()
+            .stable
+            .untouched_regions(offset, size, track_writes)
+    });
     let (accessed, written) = c
         .data_mut()
         .stable
         .touch_regions(offset, size, track_writes);
+    if let Some((first_accessed, _)) = &first {
+        record_touches(c, MemoryKind::Stable, first_accessed, false);
+    }
     charge_pages(
         c,
         PageCharge::StableAccess,
         accessed,
         accessed * pages.region_access,
     )?;
+    if let Some((_, first_written)) = &first {
+        record_touches(c, MemoryKind::Stable, first_written, true);
+    }
     charge_pages(
         c,
         PageCharge::StableWrite,
