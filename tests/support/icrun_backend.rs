@@ -2,14 +2,33 @@
 
 use super::ic::{Ic, Rejected};
 use candid::Principal;
-use icrun::{CallResult, Limits, World};
+use icrun::{CallResult, Limits, Metering, Options, World};
 use std::cell::{Cell, RefCell};
 
 /// An icrun world of canisters.
-#[derive(Default)]
 pub struct IcrunIc {
     world: RefCell<World>,
     last_update_instructions: Cell<Option<u64>>,
+}
+
+impl Default for IcrunIc {
+    /// A world metered as the IC is today (docs/metering.md §6, `Metering::Current`).
+    fn default() -> Self {
+        Self::with_metering(Metering::Current)
+    }
+}
+
+impl IcrunIc {
+    /// A world metered by `metering`.
+    pub fn with_metering(metering: Metering) -> Self {
+        IcrunIc {
+            world: RefCell::new(World::with_options(Options {
+                metering,
+                ..Options::default()
+            })),
+            last_update_instructions: Cell::new(None),
+        }
+    }
 }
 
 fn rejected(reject: icrun::Reject) -> Rejected {

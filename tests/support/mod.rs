@@ -49,7 +49,8 @@ pub fn canister_wasm(canister: &str) -> Vec<u8> {
 
 static ANNOUNCE: Once = Once::new();
 
-/// A fresh IC for one test: the PocketIC server when `POCKET_IC_BIN` is set, otherwise icrun.
+/// A fresh IC for one test: the PocketIC server when `POCKET_IC_BIN` is set, otherwise icrun
+/// metered as the IC is today (docs/metering.md §6).
 /// The first call says which, on the terminal (past the test harness's output capture).
 pub fn new_ic() -> Rc<dyn Ic> {
     let on_pocket_ic = std::env::var_os("POCKET_IC_BIN").is_some();
@@ -66,6 +67,16 @@ pub fn new_ic() -> Rc<dyn Ic> {
     } else {
         Rc::new(icrun_backend::IcrunIc::default())
     }
+}
+
+/// A fresh IC for one test whose figures depend on the metering: icrun metered by
+/// `metering`, or the PocketIC server when `POCKET_IC_BIN` is set (metered as its version
+/// is).
+pub fn new_ic_metered(metering: icrun::Metering) -> Rc<dyn Ic> {
+    if std::env::var_os("POCKET_IC_BIN").is_some() {
+        return new_ic();
+    }
+    Rc::new(icrun_backend::IcrunIc::with_metering(metering))
 }
 
 /// Candid-encodes `args`.
