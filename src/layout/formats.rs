@@ -70,6 +70,27 @@ pub fn virtual_memory_pages(memory: &impl Memory, id: u8) -> Option<u64> {
     Some(u64::from_le_bytes(size))
 }
 
+/// Where a `MemoryManager`'s header keeps which memory owns each bucket: right after the
+/// 255 memory sizes, one byte per bucket (255 for a bucket no memory owns).
+const MANAGER_BUCKET_OWNERS_OFFSET: u64 = MANAGER_MEMORY_SIZES_OFFSET + 255 * 8;
+
+/// The virtual memory whose bucket holds Wasm page `page` of `memory`, as the header of the
+/// `MemoryManager` at its page 0 records it; `None` for the header page, a page past the
+/// manager's buckets, or memory without a manager.
+pub fn bucket_owner(memory: &impl Memory, page: u64) -> Option<u8> {
+    let end = manager_end_page(memory).filter(|end| *end > 0)?;
+    if page < MANAGER_HEADER_PAGES || page >= end {
+        return None;
+    }
+    let mut header = [0; 8];
+    memory.read(0, &mut header);
+    let bucket_pages = u64::from(u16::from_le_bytes([header[6], header[7]]));
+    let bucket = (page - MANAGER_HEADER_PAGES) / bucket_pages.max(1);
+    let mut owner = [0; 1];
+    memory.read(MANAGER_BUCKET_OWNERS_OFFSET + bucket, &mut owner);
+    (owner[0] != u8::MAX).then_some(owner[0])
+}
+
 /// Whether `memory` starts with `magic`.
 pub fn starts_with(memory: &impl Memory, magic: &[u8; 3]) -> bool {
     if memory.size() == 0 {
@@ -137,6 +158,15 @@ mod tests {
         assert_eq!(
             manager_end_page(&memory),
             Some(MANAGER_HEADER_PAGES + 2 * MANAGER_BUCKET_PAGES)
+        );
+        // Which memory owns each page: the header, memory 0's bucket, memory 1's bucket.
+        assert_eq!(bucket_owner(&memory, 0), None);
+        assert_eq!(bucket_owner(&memory, MANAGER_HEADER_PAGES), Some(0));
+        assert_eq!(bucket_owner(&memory, MANAGER_BUCKET_PAGES), Some(0));
+        assert_eq!(bucket_owner(&memory, MANAGER_BUCKET_PAGES + 1), Some(1));
+        assert_eq!(
+            bucket_owner(&memory, MANAGER_HEADER_PAGES + 2 * MANAGER_BUCKET_PAGES),
+            None
         );
     }
 

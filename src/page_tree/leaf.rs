@@ -43,7 +43,8 @@ pub fn footprint(username_bytes: usize) -> usize {
 }
 
 /// Bytes of a leaf that hold nothing but its header.
-pub const USABLE_BYTES: usize = PAGE_BYTES - HEADER_BYTES;
+#[cfg(test)]
+const USABLE_BYTES: usize = PAGE_BYTES - HEADER_BYTES;
 
 /// A user as a leaf stores it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -22,6 +22,7 @@ mod check;
 mod draw;
 mod engines;
 mod fees;
+mod page_map;
 mod page_sizes;
 mod results;
 mod run;

@@ -103,6 +103,8 @@ pub struct TraceSummary {
     pub top_inclusive: Vec<FunctionRow>,
     /// The functions with the most instructions of their own.
     pub top_self: Vec<FunctionRow>,
+    /// Every 64 KiB page the message touched (the IC's current meter only).
+    pub page_map: Vec<crate::page_map::PageRow>,
 }
 
 /// One function of a trace summary.

@@ -195,8 +195,9 @@ impl Run<'_> {
                     self.config.key,
                     workload.key()
                 );
-                let summary =
+                let mut summary =
                     summarize(&name, workload, &result, &trace, self.metering, flamegraphs)?;
+                summary.page_map = crate::page_map::rows(&canister, trace.page_touches());
                 out.traces.insert(name, summary);
             }
             calls.insert(workload.key(), call);
@@ -358,5 +359,6 @@ fn summarize(
         flamegraph: file,
         top_inclusive,
         top_self,
+        page_map: Vec::new(),
     })
 }

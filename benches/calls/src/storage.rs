@@ -3,6 +3,7 @@
 //! without the header page, the settings and the unused rest of the manager's buckets).
 
 use ic_stable_structures::Memory;
+use crate::page_map::View;
 use icrun::StableMemory;
 use serde::Serialize;
 use userstore::layout::{formats, REGION_FIRST_PAGE};
@@ -51,30 +52,5 @@ impl Storage {
             stable_bytes_per_row: per_row(stable_bytes),
             engine_bytes_per_row: per_row(engine_bytes),
         }
-    }
-}
-
-/// A canister's stable memory, read through ic-stable-structures' `Memory` trait so the
-/// layout's readers of its formats work on it. It is only read.
-struct View<'a>(&'a StableMemory);
-
-impl Memory for View<'_> {
-    fn size(&self) -> u64 {
-        self.0.size_pages()
-    }
-
-    fn grow(&self, _pages: u64) -> i64 {
-        unreachable!("a view of a canister's stable memory is only read")
-    }
-
-    fn read(&self, offset: u64, dst: &mut [u8]) {
-        // The readers stay within the memory's size; past it a view reads zeros.
-        if self.0.read(offset, dst).is_err() {
-            dst.fill(0);
-        }
-    }
-
-    fn write(&self, _offset: u64, _src: &[u8]) {
-        unreachable!("a view of a canister's stable memory is only read")
     }
 }
