@@ -426,8 +426,9 @@ def main():
         "",
     ]
     if per_call:
-        lines += report_calls.headline(per_call, ENGINES)
-        lines += report_calls.where_section(per_call, ENGINES, flamegraphs)
+        lines += report_calls.headline(per_call)
+        lines += report_calls.where_section(per_call, flamegraphs)
+        lines += report_calls.every_configuration(per_call)
     lines += [
         "## The engines alone: the canbench suite",
         "",
@@ -463,7 +464,7 @@ def main():
     lines += [f"- [{title}]({rel}/{name})" for title, name in made] + [""]
     Path(out_md).write_text("\n".join(lines))
     if per_call:
-        print("\n".join(report_calls.instructions_table(per_call, "pocketic-13", ENGINES)))
+        print("\n".join(report_calls.summary(per_call)))
         print()
     print("\n".join(headline(table)))
 

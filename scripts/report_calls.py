@@ -1,53 +1,75 @@
 """The per-call sections of docs/RESULTS.md, from per_call_results.yml (written by bench-calls).
 
-Every figure comes from the file; the fee rule and the exchange rate are the only constants
-(docs/metering.md §8).
+Every figure comes from the file; the fee rule, the round limit and the exchange rate are the
+only constants (docs/metering.md §7.1 and §8).
 """
 import yaml
+
+import registry
 
 # docs/metering.md §8: 1 trillion cycles = 1 XDR ~ 1.35 USD (mid-2025 rate).
 USD_PER_TRILLION_CYCLES = 1.35
 
+# docs/metering.md §7.1: instructions one canister executes per round, at most.
+INSTRUCTIONS_PER_ROUND = 4_000_000_000
+
 PROFILES = [
     (
-        "pocketic-13",
-        "the replica canbench's PocketIC 13.0.0 runs (what every published canbench figure was "
-        "measured with): heap reads are free; a stable write pays 1,000 per 4 KiB page it dirties "
-        "first; an update pays 1,000 per 4 KiB heap page it dirtied, after the message",
+        "current",
+        "the IC's current meter",
+        "the replica's deterministic memory tracker, in replica releases from "
+        "release-2026-07-31 (`e3d101b2`) on and in PocketIC 16 and later: every 64 KiB page of "
+        "heap or stable memory a message touches costs 80,000 instructions when first accessed "
+        "and 80,000 more when first written (updates), reads and queries included",
     ),
     (
-        "master-2026",
-        "dfinity/ic master after PR #10789 (merged 2026-07-16; mainnet rollout not confirmed): "
-        "every 64 KiB page of heap or stable memory a message touches costs 80,000 when first "
-        "accessed and 80,000 more when first written (updates), reads included",
+        "pocketic-13",
+        "canbench's meter (PocketIC 13.0.0)",
+        "the replica canbench 0.7's PocketIC 13.0.0 runs, what every published canbench figure "
+        "was measured with: heap reads are free; a stable write pays 1,000 per 4 KiB page it "
+        "dirties first; an update pays 1,000 per 4 KiB heap page it dirtied, after the message",
     ),
 ]
 
+STATES = [
+    ("aged", "aged tables (the same 1,000,000 users inserted in a random order, fixed seed)"),
+    ("ascending", "ascending tables (the 1,000,000 users inserted in id order)"),
+]
+
+# (key, label, per row?)
 HEADLINE_CALLS = [
-    ("insert_user_1", "`insert_user`, one new user"),
-    ("insert_middle_1", "`insert_users`, 1 new user"),
-    ("insert_middle_10", "`insert_users`, 10 new users"),
-    ("insert_middle_100", "`insert_users`, 100 new users"),
-    ("insert_middle_1000", "`insert_users`, 1,000 new users"),
-    ("insert_append_1000", "`insert_users`, 1,000 users above every id"),
-    ("update_1000", "`update_users`, 1,000 users"),
-    ("delete_user_1", "`delete_user`, one user"),
-    ("delete_1000", "`delete_users`, 1,000 users"),
-    ("get_user_1_query", "`get_user` as a query"),
-    ("get_user_1_replicated", "`get_user` as an update call"),
-    ("get_missing_1_query", "`get_user` of an absent id, query"),
-    ("page_100_query", "`list_users`, 100 users, query"),
-    ("count_query", "`count_users`, query"),
+    ("insert_between_1", "`insert_user`, a new id between existing ones"),
+    ("insert_above_1", "`insert_user`, a new id above every id"),
+    ("get_1", "`get_user`, query"),
+    ("get_missing_1", "`get_user` of an absent id, query"),
+    ("update_1", "`update_username`"),
+    ("delete_1", "`delete_user`"),
+    ("insert_between_1000", "`insert_users`, 1,000 ids between 1,000 existing ones, per row"),
+    ("insert_above_1000", "`insert_users`, 1,000 ids above every id, per row"),
+    ("insert_scattered_1000", "`insert_users`, 1,000 ids scattered over the table, per row"),
+    ("update_1000", "`update_users`, 1,000 consecutive users, per row"),
+    ("delete_1000", "`delete_users`, 1,000 consecutive users, per row"),
+    ("page_100", "`list_users`, 100 users, query"),
+    ("count", "`count_users`, query"),
+]
+
+ALL_CALLS = HEADLINE_CALLS + [
+    ("get_1_replicated", "`get_user` called as an update"),
+    ("insert_between_100", "`insert_users`, 100 ids between 100 existing ones, per row"),
+    ("insert_above_100", "`insert_users`, 100 ids above every id, per row"),
+    ("update_100", "`update_users`, 100 consecutive users, per row"),
+    ("update_scattered_1000", "`update_users`, 1,000 users scattered over the table, per row"),
+    ("delete_100", "`delete_users`, 100 consecutive users, per row"),
 ]
 
 TRACED_CALLS = [
-    ("insert_user_1", "insert one user"),
-    ("get_user_1_query", "get one user (query)"),
-    ("delete_user_1", "delete one user"),
-    ("count_query", "count the users (query)"),
+    ("insert_between_1", "insert one user"),
+    ("get_1", "get one user (query)"),
+    ("update_1", "rename one user"),
+    ("delete_1", "delete one user"),
 ]
 
-TOP = 8
+TOP = 6
 
 
 def load(path):
@@ -67,73 +89,201 @@ def usd_per_million(cycles):
     return cycles * 1_000_000 / 1e12 * USD_PER_TRILLION_CYCLES
 
 
-def engines_in(data, profile, engine_labels):
-    present = data["calls"].get(profile, {})
-    return [(key, label) for key, label in engine_labels if key in present]
+def labels():
+    """(key, label, peer) of every configuration, in the registry's order."""
+    peers = {engine["canister"] for engine in registry.engines() if engine.get("peer")}
+    by_key = {}
+    for engine in registry.engines():
+        for configuration in engine["configurations"]:
+            by_key[configuration["key"]] = engine["canister"] in peers
+    return [(key, label, by_key[key]) for key, label in registry.configuration_labels()]
 
 
-def instructions_table(data, profile, engine_labels):
-    engines = engines_in(data, profile, engine_labels)
-    lines = ["| call | " + " | ".join(label for _, label in engines) + " |",
-             "|---|" + "---|" * len(engines)]
-    for call, label in HEADLINE_CALLS:
-        cells = [fmt(data["calls"][profile][key].get(call, {}).get("instructions"))
-                 for key, _ in engines]
+def headline_configurations(data, extra=()):
+    """The traced configuration of every engine: its default, the one a user deploys."""
+    keys = []
+    for engine in registry.engines():
+        traced = next((c for c in engine["configurations"] if c.get("traced")),
+                      engine["configurations"][0])
+        keys.append(traced["key"])
+    names = dict((key, label) for key, label, _ in labels())
+    return [(key, names[key]) for key in keys] + list(extra)
+
+
+def calls_of(data, profile, state):
+    return data["calls"].get(profile, {}).get(state, {})
+
+
+def cell(entry, with_p99=True):
+    if entry is None:
+        return "-"
+    spread = entry["instructions"]
+    if with_p99 and spread["messages"] > 1:
+        return f"{spread['mean']:,} ({spread['p99']:,})"
+    return f"{spread['mean']:,}"
+
+
+def table(data, profile, state, configurations, calls, with_p99=True):
+    present = calls_of(data, profile, state)
+    columns = [(key, label) for key, label in configurations if key in present]
+    lines = ["| call | " + " | ".join(label for _, label in columns) + " |",
+             "|---|" + "---|" * len(columns)]
+    for call, label in calls:
+        cells = [cell(present[key].get(call), with_p99) for key, _ in columns]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return lines
 
 
-def cost_table(data, profile, engine_labels):
-    engines = engines_in(data, profile, engine_labels)
-    lines = ["| call | " + " | ".join(label for _, label in engines) + " |",
-             "|---|" + "---|" * len(engines)]
+def peer_ratios(data, profile, state):
+    """Each of this crate's engines against each peer: ours ÷ the peer's mean, per call."""
+    present = calls_of(data, profile, state)
+    peers = [(key, label) for key, label, peer in labels() if peer and key in present]
+    ours = [(key, label) for key, label in headline_configurations(data)
+            if key in present and key not in dict(peers)]
+    lines = []
+    for peer, peer_label in peers:
+        lines += [f"Against **{peer_label}**: our mean ÷ its mean (below 1: ours is cheaper).", "",
+                  "| call | " + " | ".join(label for _, label in ours) + " |",
+                  "|---|" + "---|" * len(ours)]
+        for call, label in HEADLINE_CALLS:
+            theirs = present[peer].get(call)
+            cells = []
+            for key, _ in ours:
+                mine = present[key].get(call)
+                if mine is None or theirs is None or theirs["instructions"]["mean"] == 0:
+                    cells.append("-")
+                else:
+                    ratio = mine["instructions"]["mean"] / theirs["instructions"]["mean"]
+                    cells.append(f"{ratio:.2f}×")
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
+def throughput_table(data, profile, state):
+    present = calls_of(data, profile, state)
+    columns = [(key, label) for key, label in headline_configurations(data) if key in present]
+    lines = ["| call | " + " | ".join(label for _, label in columns) + " |",
+             "|---|" + "---|" * len(columns)]
     for call, label in HEADLINE_CALLS:
         cells = []
-        for key, _ in engines:
-            entry = data["calls"][profile][key].get(call)
+        for key, _ in columns:
+            entry = present[key].get(call)
+            if entry is None:
+                cells.append("-")
+            elif entry["mode"] == "query":
+                cells.append("query")
+            else:
+                rows = entry["rows"]
+                per_round = entry["calls_per_round"]
+                cells.append(f"{per_round:,}" if rows == 1 else f"{per_round * rows:,} rows")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def cost_table(data, profile, state):
+    present = calls_of(data, profile, state)
+    columns = [(key, label) for key, label in headline_configurations(data) if key in present]
+    lines = ["| call | " + " | ".join(label for _, label in columns) + " |",
+             "|---|" + "---|" * len(columns)]
+    for call, label in HEADLINE_CALLS:
+        cells = []
+        for key, _ in columns:
+            entry = present[key].get(call)
             if entry is None:
                 cells.append("-")
             elif entry["mode"] == "query":
                 cells.append("free")
             else:
                 cells.append(f"{entry['cycles'] / 1e6:,.2f}M (${usd_per_million(entry['cycles']):,.2f})")
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append(f"| {label.replace(', per row', ', per message')} | " + " | ".join(cells) + " |")
     return lines
 
 
-def headline(data, engine_labels):
-    """The report's opening: what one call costs, under both metering profiles."""
+def storage_table(data):
+    names = dict((key, label) for key, label, _ in labels())
+    lines = ["| engine | aged: whole | aged: engine | ascending: whole | ascending: engine |",
+             "|---|---|---|---|---|"]
+    storage = data.get("storage", {})
+    for key, label in names.items():
+        aged = storage.get("aged", {}).get(key)
+        ascending = storage.get("ascending", {}).get(key)
+        if aged is None and ascending is None:
+            continue
+        def pair(entry):
+            if entry is None:
+                return ["-", "-"]
+            return [f"{entry['stable_bytes_per_row']:.1f}", f"{entry['engine_bytes_per_row']:.1f}"]
+        lines.append(f"| {label} | " + " | ".join(pair(aged) + pair(ascending)) + " |")
+    return lines
+
+
+def headline(data):
+    """The report's opening: what one call costs on today's IC, on aged tables."""
     lines = [
-        "## What your canister pays per call",
+        "## What a call costs on today's IC",
         "",
-        "Each figure is one ingress message to the real store canister (`target/canisters/*.wasm`, "
-        "Candid decoding and encoding, authorization and the budget check included) on a table of "
-        "1,000,000 users, measured by `bench-calls` on icrun: 3 warm-up messages, then the median "
-        "of 5 measured ones, each a separate message, so every message pays its own page charges "
-        "again. Instructions include every charge the IC makes for the message, the ones after it "
-        "too. Written to `per_call_results.yml` with each message's breakdown; the canbench "
-        "figures further down measure the engines alone, inside one query.",
+        "Each figure is what the real store canister (`target/canisters/*.wasm`: Candid decoding "
+        "and encoding, authorization and the budget check included) costs per ingress message on "
+        "a table of 1,000,000 users, measured by `bench-calls` on icrun under "
+        f"**{PROFILES[0][1]}**: {PROFILES[0][2]} (docs/metering.md §6). Every configuration "
+        "starts from its own table as its own `insert_users` built it (100 messages of 10,000 "
+        "users), its caches as those messages left them. Single-row calls go to ids drawn "
+        "uniformly over the whole table (fixed seed), 200 separate messages each after 3 "
+        "warm-ups; batches carry 1,000 consecutive rows from a start drawn the same way (or, "
+        "scattered, 1,000 rows drawn each over the whole table), 5 messages, reported per row. "
+        "Each cell: the **mean**, and in brackets the **p99**. Every message's breakdown, the "
+        "other percentiles, the ascending tables and canbench's meter are in "
+        "`per_call_results.yml` and further down.",
         "",
     ]
-    for profile, description in PROFILES:
-        if profile not in data["calls"]:
-            continue
-        lines += [f"### Instructions per call, metering `{profile}`", "",
-                  f"Rules: {description} (docs/metering.md §6).", ""]
-        lines += instructions_table(data, profile, engine_labels) + [""]
-    for profile, _ in PROFILES:
-        if profile not in data["calls"]:
-            continue
-        lines += [
-            f"### Cycles per call, and USD per million calls, metering `{profile}`",
-            "",
-            "docs/metering.md §8, 13-node application subnet: 5,000,000 cycles per update plus 1 "
-            "per instruction, 1,200,000 per ingress message plus 2,000 per byte of method name and "
-            "argument (the signed envelope adds bytes not counted here); queries are free; "
-            f"1 trillion cycles ~ {USD_PER_TRILLION_CYCLES} USD.",
-            "",
-        ]
-        lines += cost_table(data, profile, engine_labels) + [""]
+    extra = [(key, label) for key, label, peer in labels() if peer]
+    configurations = headline_configurations(data)
+    configurations += [c for c in extra if c not in configurations]
+    lines += table(data, "current", "aged", configurations, HEADLINE_CALLS) + [""]
+    lines += ["### Against the best peers, side by side", ""]
+    lines += peer_ratios(data, "current", "aged")
+    lines += [
+        "### Calls per second, per canister",
+        "",
+        f"How many of each call one canister executes per round: {INSTRUCTIONS_PER_ROUND:,} "
+        "instructions (the round limit of one execution thread, `MAX_INSTRUCTIONS_PER_ROUND`; "
+        "docs/metering.md §7.1) divided by the mean. Application subnets make about one round "
+        "per second, so this is also calls per second, an upper bound for one canister. Queries "
+        "run outside rounds.",
+        "",
+    ]
+    lines += throughput_table(data, "current", "aged") + [""]
+    lines += [
+        "### Cycles per call, and USD per million calls",
+        "",
+        "docs/metering.md §8, 13-node application subnet: 5,000,000 cycles per update plus 1 "
+        "per instruction, 1,200,000 per ingress message plus 2,000 per byte of method name and "
+        "argument (the signed envelope adds bytes not counted here); queries are free; "
+        f"1 trillion cycles ~ {USD_PER_TRILLION_CYCLES} USD. Means of the IC's current meter, "
+        "aged tables.",
+        "",
+    ]
+    lines += cost_table(data, "current", "aged") + [""]
+    lines += ["### Stable memory per row", "",
+              "Bytes of stable memory per row of each filled table: the canister's whole stable "
+              "memory, and the engine's own share (its virtual memories and region, without the "
+              "memory manager's header, the settings and the unused rest of its buckets).", ""]
+    lines += storage_table(data) + [""]
+    return lines
+
+
+def every_configuration(data):
+    """Every configuration, both states, both profiles."""
+    lines = ["## Every configuration", ""]
+    configurations = [(key, label) for key, label, _ in labels()]
+    for profile, name, _ in PROFILES:
+        for state, description in STATES:
+            if not calls_of(data, profile, state):
+                continue
+            lines += [f"### {name[0].upper() + name[1:]}, {description}", "",
+                      "Mean (p99) instructions per message; per row for batches.", ""]
+            lines += table(data, profile, state, configurations, ALL_CALLS) + [""]
     return lines
 
 
@@ -146,36 +296,57 @@ def charges_line(call):
             f"pages: {pages}.")
 
 
-def where_section(data, engine_labels, flamegraph_dir):
-    """For each traced engine's headline calls: the charges and the top functions."""
+def where_section(data, flamegraph_dir):
+    """For each traced engine's headline calls: the page map, the charges, the top functions."""
     lines = [
-        "## Where the instructions go",
+        "## Where the instructions go: page maps and traces",
         "",
-        "From icrun's traces of the median message (metering `pocketic-13`): free hooks at every "
-        "function entry and exit, so each trace adds up to the message's instructions exactly. "
-        "*Self* counts a function's own instructions, *inclusive* adds its callees'. System API "
-        "calls appear as `ic0::<name>` frames; the heap dirty-page charge after an update as "
-        "its own frame. Flame graphs are linked.",
+        "From icrun's traces of the median message of each engine's headline calls, aged "
+        "table, the IC's current meter: free hooks at every function entry and exit, so each "
+        "trace adds up to the message's instructions exactly. The **page map** lists every "
+        "64 KiB page the message touched: what it holds (a heap region: the stack, static data "
+        "or the allocator's heap; or the stable-memory structure at that offset) and the "
+        "function that first touched it, and first wrote it. `docs/floor.md` works out the "
+        "fewest pages any engine must touch. *Self* counts a function's own instructions, "
+        "*inclusive* adds its callees'. Flame graphs are linked.",
         "",
     ]
-    labels = dict(engine_labels)
+    names = dict((key, label) for key, label, _ in labels())
+    traced = dict(TRACED_CALLS)
     for name, trace in sorted(data.get("traces", {}).items()):
-        engine, call = next(((key, name[len(key) + 1:]) for key, _ in engine_labels
-                             if name.startswith(key + "_") and name[len(key) + 1:] in dict(TRACED_CALLS)),
-                            (None, None))
-        if engine is None:
+        found = None
+        for key in names:
+            prefix = f"aged_{key}_"
+            if name.startswith(prefix) and name[len(prefix):] in traced:
+                found = (key, name[len(prefix):])
+        if found is None:
             continue
-        entry = data["calls"][trace["profile"]][engine][call]
+        key, call = found
+        entry = data["calls"][trace["profile"]]["aged"][key][call]
         lines += [
-            f"### {labels[engine]}: {dict(TRACED_CALLS)[call]}, {trace['instructions']:,} instructions",
+            f"### {names[key]}: {traced[call]}, {trace['instructions']:,} instructions",
             "",
             charges_line(entry) + f" [Flame graph]({flamegraph_dir}/{trace['flamegraph']}).",
             "",
-            "| top inclusive | instructions | top self | instructions |",
-            "|---|---|---|---|",
+            "| memory | page | holds | first touched by | first written by | instructions |",
+            "|---|---|---|---|---|---|",
         ]
+        for row in trace.get("page_map", []):
+            written = f"`{row['written_by']}`" if row.get("written_by") else "-"
+            lines.append(f"| {row['memory']} | {row['page']} | {row['holds']} | "
+                         f"`{row['accessed_by']}` | {written} | {row['instructions']:,} |")
+        lines += ["", "| top inclusive | instructions | top self | instructions |",
+                  "|---|---|---|---|"]
         for inclusive, own in zip(trace["top_inclusive"][:TOP], trace["top_self"][:TOP]):
             lines.append(f"| `{inclusive['name']}` | {inclusive['inclusive_instructions']:,} | "
                          f"`{own['name']}` | {own['self_instructions']:,} |")
         lines.append("")
     return lines
+
+
+def summary(data):
+    """What the bench command prints: the headline table."""
+    extra = [(key, label) for key, label, peer in labels() if peer]
+    configurations = headline_configurations(data)
+    configurations += [c for c in extra if c not in configurations]
+    return table(data, "current", "aged", configurations, HEADLINE_CALLS)

@@ -66,52 +66,82 @@ class FitTest(unittest.TestCase):
         self.assertEqual(report.crossover((100.0, 1.0), (10.0, 11.0)), "up to 8")
 
 
+def spread(mean, p99, messages=200):
+    return {"messages": messages, "mean": mean, "p50": mean, "p90": mean, "p99": p99, "max": p99}
+
+
 PER_CALL = {
     "calls": {
-        "pocketic-13": {
-            "btree": {
-                "insert_user_1": {
-                    "mode": "update", "method": "insert_user", "instructions": 300_000,
-                    "samples": [1, 2, 3], "argument_bytes": 150, "cycles": 6_800_000,
-                    "breakdown": {"operators": 280_000,
-                                  "system_api": {"msg_reply": [1, 500], "stable64_read": [3, 900]},
-                                  "stable_bytes_read": 0, "stable_bytes_written": 0,
-                                  "pages": {"heap_4k_dirtied": [9, 9_000]}},
+        "current": {
+            "aged": {
+                "btree": {
+                    "insert_between_1": {
+                        "mode": "update", "method": "insert_user", "rows": 1,
+                        "instructions": spread(300_000, 420_000), "argument_bytes": 150,
+                        "cycles": 6_800_000, "calls_per_round": 13_333,
+                        "breakdown": {"instructions": 300_000, "operators": 280_000,
+                                      "system_api": {"msg_reply": [1, 500], "stable64_read": [3, 900]},
+                                      "stable_bytes_read": 0, "stable_bytes_written": 0,
+                                      "pages": {"heap_64k_accessed": [2, 160_000]}},
+                    },
+                    "count": {
+                        "mode": "query", "method": "count_users", "rows": 1,
+                        "instructions": spread(4_000, 4_000, 50), "argument_bytes": 6, "cycles": 0,
+                        "calls_per_round": 0,
+                        "breakdown": {"instructions": 4_000, "operators": 3_500,
+                                      "system_api": {"msg_reply": [1, 500]},
+                                      "stable_bytes_read": 0, "stable_bytes_written": 0, "pages": {}},
+                    },
                 },
-                "count_query": {
-                    "mode": "query", "method": "count_users", "instructions": 4_000,
-                    "samples": [4_000], "argument_bytes": 6, "cycles": 0,
-                    "breakdown": {"operators": 3_500, "system_api": {"msg_reply": [1, 500]},
-                                  "stable_bytes_read": 0, "stable_bytes_written": 0, "pages": {}},
+                "ic_sqlite_vfs": {
+                    "insert_between_1": {
+                        "mode": "update", "method": "insert_user", "rows": 1,
+                        "instructions": spread(600_000, 700_000), "argument_bytes": 150,
+                        "cycles": 7_100_000, "calls_per_round": 6_666,
+                        "breakdown": {"instructions": 600_000, "operators": 1, "system_api": {},
+                                      "stable_bytes_read": 0, "stable_bytes_written": 0, "pages": {}},
+                    },
                 },
             }
         }
     },
+    "storage": {"aged": {"btree": {"rows": 1_000_000, "stable_bytes": 150_000_000,
+                                   "engine_bytes": 140_000_000, "stable_bytes_per_row": 150.0,
+                                   "engine_bytes_per_row": 140.0}}},
     "traces": {
-        "btree_insert_user_1": {
-            "profile": "pocketic-13", "instructions": 300_000, "flamegraph": "btree_insert_user_1.svg",
+        "aged_btree_insert_between_1": {
+            "profile": "current", "instructions": 300_000,
+            "flamegraph": "aged_btree_insert_between_1.svg",
             "top_inclusive": [{"name": "insert", "self_instructions": 10, "inclusive_instructions": 57_000}],
             "top_self": [{"name": "cmp", "self_instructions": 60_000, "inclusive_instructions": 60_000}],
+            "page_map": [{"memory": "heap", "page": 15, "holds": "stack",
+                          "accessed_by": "ic0::msg_arg_data_copy", "written_by": None,
+                          "instructions": 80_000}],
         }
     },
 }
 
 
 class PerCallTest(unittest.TestCase):
-    def test_headline_shows_instructions_cycles_and_free_queries(self):
-        text = "\n".join(report_calls.headline(PER_CALL, report.ENGINES))
-        self.assertIn("| `insert_user`, one new user | 300,000 |", text)
-        self.assertIn("| `count_users`, query | 4,000 |", text)
+    def test_headline_shows_means_p99_cycles_throughput_and_peer_ratios(self):
+        text = "\n".join(report_calls.headline(PER_CALL))
+        self.assertIn("| `insert_user`, a new id between existing ones | 300,000 (420,000) |", text)
+        self.assertIn("| `count_users`, query | 4,000 (4,000) |", text)
         # 6.8M cycles per call is 6.8 trillion per million calls: 6.8 × 1.35 USD.
         self.assertIn("6.80M ($9.18)", text)
         self.assertIn("| `count_users`, query | free |", text)
+        self.assertIn("13,333", text)
+        # The B-tree's insert is half the peer's.
+        self.assertIn("| `insert_user`, a new id between existing ones | 0.50× |", text)
+        self.assertIn("| B-tree | 150.0 | 140.0 | - | - |", text)
         self.assertNotIn("master-2026", text)
 
-    def test_where_section_lists_charges_and_functions(self):
-        text = "\n".join(report_calls.where_section(PER_CALL, report.ENGINES, "flamegraphs"))
+    def test_where_section_lists_page_maps_charges_and_functions(self):
+        text = "\n".join(report_calls.where_section(PER_CALL, "flamegraphs"))
         self.assertIn("B-tree: insert one user, 300,000 instructions", text)
-        self.assertIn("Wasm operators 280,000; system API 1,400; pages: heap 4k dirtied 9 (9,000)", text)
-        self.assertIn("[Flame graph](flamegraphs/btree_insert_user_1.svg)", text)
+        self.assertIn("Wasm operators 280,000; system API 1,400; pages: heap 64k accessed 2 (160,000)", text)
+        self.assertIn("[Flame graph](flamegraphs/aged_btree_insert_between_1.svg)", text)
+        self.assertIn("| heap | 15 | stack | `ic0::msg_arg_data_copy` | - | 80,000 |", text)
         self.assertIn("| `insert` | 57,000 | `cmp` | 60,000 |", text)
 
 

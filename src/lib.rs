@@ -61,7 +61,7 @@ pub use sqlite_shared::{JournalMode, LockingMode, SqliteConfig, Synchronous};
 #[cfg(feature = "sqlite")]
 pub use stable_sqlite::StableSqliteStore;
 pub use store::UserStore;
-pub use user::User;
+pub use user::{User, UsernameBuf};
 
 #[cfg(all(test, feature = "sqlite"))]
 mod tests;

@@ -1,7 +1,7 @@
 //! The one seam: the user-table API every engine implements.
 
 use crate::error::StoreError;
-use crate::user::User;
+use crate::user::{User, UsernameBuf};
 
 /// A table of [`User`]s keyed by id.
 ///
@@ -38,4 +38,37 @@ pub trait UserStore {
 
     /// The number of users.
     fn count(&self) -> Result<u64, StoreError>;
+
+    /// [`UserStore::insert`] of a user given by its parts. The default builds a [`User`]; an
+    /// engine that stores bytes overrides it to allocate nothing.
+    fn insert_parts(&mut self, id: u64, username: &str) -> Result<(), StoreError> {
+        self.insert(User::new(id, username))
+    }
+
+    /// [`UserStore::get`] into `username`, on the stack. The default goes through
+    /// [`UserStore::get`]; an engine that reads bytes overrides it to allocate nothing.
+    fn get_into(&self, id: u64, username: &mut UsernameBuf) -> Result<(), StoreError> {
+        let user = self.get(id)?;
+        username.set(&user.username);
+        Ok(())
+    }
+
+    /// [`UserStore::update_username`], with the username as it was into `previous`.
+    fn update_into(
+        &mut self,
+        id: u64,
+        username: &str,
+        previous: &mut UsernameBuf,
+    ) -> Result<(), StoreError> {
+        let user = self.update_username(id, username)?;
+        previous.set(&user.username);
+        Ok(())
+    }
+
+    /// [`UserStore::delete`], with the deleted username into `deleted`.
+    fn delete_into(&mut self, id: u64, deleted: &mut UsernameBuf) -> Result<(), StoreError> {
+        let user = self.delete(id)?;
+        deleted.set(&user.username);
+        Ok(())
+    }
 }

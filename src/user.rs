@@ -25,3 +25,72 @@ impl User {
         }
     }
 }
+
+/// A username held on the stack: what a store returns into, or reads from, when a call must
+/// not allocate (every heap allocation touches heap pages, which the IC charges for,
+/// docs/metering.md §6). Holds up to [`MAX_USERNAME_BYTES`] bytes of UTF-8.
+///
+/// [`MAX_USERNAME_BYTES`]: crate::limits::MAX_USERNAME_BYTES
+#[derive(Clone, Copy)]
+pub struct UsernameBuf {
+    bytes: [u8; crate::limits::MAX_USERNAME_BYTES],
+    len: u8,
+}
+
+impl Default for UsernameBuf {
+    fn default() -> Self {
+        Self {
+            bytes: [0; crate::limits::MAX_USERNAME_BYTES],
+            len: 0,
+        }
+    }
+}
+
+impl UsernameBuf {
+    /// The username held.
+    pub fn as_str(&self) -> &str {
+        // Only `set` fills the buffer, from a `&str` that fits.
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+
+    /// Holds `username`; `false` (holding nothing) if it is longer than a username may be.
+    pub fn set(&mut self, username: &str) -> bool {
+        self.set_bytes(username.as_bytes())
+    }
+
+    /// Holds `bytes`, which must be UTF-8; `false` (holding nothing) if they are longer than a
+    /// username may be or not UTF-8.
+    pub fn set_bytes(&mut self, bytes: &[u8]) -> bool {
+        if bytes.len() > self.bytes.len() || std::str::from_utf8(bytes).is_err() {
+            self.len = 0;
+            return false;
+        }
+        self.bytes[..bytes.len()].copy_from_slice(bytes);
+        self.len = bytes.len() as u8;
+        true
+    }
+
+    /// The buffer to read a username of `len` bytes into, to be checked by
+    /// [`UsernameBuf::commit`]; `None` if `len` is longer than a username may be.
+    pub fn space(&mut self, len: usize) -> Option<&mut [u8]> {
+        self.len = 0;
+        self.bytes.get_mut(..len)
+    }
+
+    /// Holds the `len` bytes written into [`UsernameBuf::space`] if they are UTF-8.
+    pub fn commit(&mut self, len: usize) -> bool {
+        match self.bytes.get(..len) {
+            Some(bytes) if std::str::from_utf8(bytes).is_ok() => {
+                self.len = len as u8;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Debug for UsernameBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("UsernameBuf").field(&self.as_str()).finish()
+    }
+}

@@ -16,6 +16,7 @@
 
 use super::page::{self, PageNo, PAGE_BYTES};
 use crate::error::StoreError;
+use crate::user::UsernameBuf;
 use ic_stable_structures::Memory;
 
 /// The kind byte of a leaf page.
@@ -163,9 +164,21 @@ impl<'m, M: Memory> Leaf<'m, M> {
         Ok(page::read_u64(self.memory, self.page, offset))
     }
 
-    /// The index of `id` (`Ok`), or where it would go (`Err`).
+    /// The index of `id` (`Ok`), or where it would go (`Err`). The last id is tried first:
+    /// the users of a batch go in in id order, so most of an append's search is that one
+    /// probe.
     pub fn search(&self, id: u64) -> Result<Result<usize, usize>, StoreError> {
-        let (mut low, mut high) = (0, self.count);
+        if self.count == 0 {
+            return Ok(Err(0));
+        }
+        let last = self.id(self.count - 1)?;
+        if id > last {
+            return Ok(Err(self.count));
+        }
+        if id == last {
+            return Ok(Ok(self.count - 1));
+        }
+        let (mut low, mut high) = (0, self.count - 1);
         while low < high {
             let middle = low + (high - low) / 2;
             let found = self.id(middle)?;
@@ -208,6 +221,27 @@ impl<'m, M: Memory> Leaf<'m, M> {
             .map(|(record, _)| record)
     }
 
+    /// The username of the record at `offset` into `username`, and the record's size.
+    fn username_at(&self, offset: usize, username: &mut UsernameBuf) -> Result<usize, StoreError> {
+        let mut len = [0u8; 1];
+        page::read(self.memory, self.page, offset + 8, &mut len);
+        let len = usize::from(len[0]);
+        let space = username
+            .space(len)
+            .filter(|_| offset + RECORD_HEAD_BYTES + len <= PAGE_BYTES)
+            .ok_or_else(|| corrupt(self.page, "a record runs past the page"))?;
+        page::read(self.memory, self.page, offset + RECORD_HEAD_BYTES, space);
+        if !username.commit(len) {
+            return Err(corrupt(self.page, "a stored username is not UTF-8"));
+        }
+        Ok(RECORD_HEAD_BYTES + len)
+    }
+
+    /// The username of the user at `index` into `username` (no heap allocation).
+    pub fn username_into(&self, index: usize, username: &mut UsernameBuf) -> Result<(), StoreError> {
+        self.username_at(self.offset(index)?, username).map(|_| ())
+    }
+
     /// Every user, in id order.
     pub fn records(&self) -> Result<Vec<Record>, StoreError> {
         (0..self.count).map(|index| self.record(index)).collect()
@@ -226,16 +260,16 @@ impl<'m, M: Memory> Leaf<'m, M> {
         }
     }
 
-    /// Inserts `record` as the user at `index`; the leaf must have [`Room::Free`] for it.
-    /// The record is assembled on the stack: a heap buffer would touch a heap page
+    /// Inserts the user `id` with `username` at `index`; the leaf must have [`Room::Free`]
+    /// for it. The record is assembled on the stack: a heap buffer would touch a heap page
     /// (docs/metering.md §6).
-    pub fn insert(&mut self, index: usize, record: &Record) {
-        let size = RECORD_HEAD_BYTES + record.username.len();
+    pub fn insert(&mut self, index: usize, id: u64, username: &[u8]) {
+        let size = RECORD_HEAD_BYTES + username.len();
         let offset = self.data_start - size;
         let mut bytes = [0u8; MAX_RECORD_BYTES];
-        bytes[..8].copy_from_slice(&record.id.to_le_bytes());
-        bytes[8] = record.username.len() as u8;
-        bytes[RECORD_HEAD_BYTES..size].copy_from_slice(&record.username);
+        bytes[..8].copy_from_slice(&id.to_le_bytes());
+        bytes[8] = username.len() as u8;
+        bytes[RECORD_HEAD_BYTES..size].copy_from_slice(username);
         page::write(self.memory, self.page, offset, &bytes[..size]);
         self.shift_slots(index, 1);
         page::write_u16(
@@ -249,14 +283,14 @@ impl<'m, M: Memory> Leaf<'m, M> {
         self.write_header();
     }
 
-    /// Removes the user at `index`; its record becomes garbage.
-    pub fn remove(&mut self, index: usize) -> Result<Record, StoreError> {
-        let (record, size) = self.record_at(self.offset(index)?)?;
+    /// Removes the user at `index`, its username into `removed`; its record becomes garbage.
+    pub fn remove(&mut self, index: usize, removed: &mut UsernameBuf) -> Result<(), StoreError> {
+        let size = self.username_at(self.offset(index)?, removed)?;
         self.shift_slots(index + 1, -1);
         self.count -= 1;
         self.garbage += size;
         self.write_header();
-        Ok(record)
+        Ok(())
     }
 
     /// Gives the user at `index` the username `username` where its record is, if it is no
@@ -306,6 +340,56 @@ impl<'m, M: Memory> Leaf<'m, M> {
             page::write(self.memory, self.page, to, &chunk[..len]);
             moved += len;
         }
+    }
+
+    /// Moves the upper half of the users, by bytes, into the empty leaf `upper`, record by
+    /// record through a buffer on the stack (no heap page is touched); the records stay
+    /// behind as garbage. Returns the first id `upper` holds.
+    pub fn move_upper_half(&mut self, upper: &mut Leaf<'m, M>) -> Result<u64, StoreError> {
+        let mut sizes = 0;
+        let mut total = 0;
+        for index in 0..self.count {
+            total += self.record_size(index)?;
+        }
+        let mut cut = self.count;
+        for index in 0..self.count {
+            sizes += self.record_size(index)?;
+            if sizes * 2 >= total {
+                cut = (index + 1).clamp(1, self.count - 1);
+                break;
+            }
+        }
+        let mut record = [0u8; MAX_RECORD_BYTES];
+        let mut first = None;
+        let mut moved = 0;
+        for index in cut..self.count {
+            let offset = self.offset(index)?;
+            let size = self.record_size(index)?;
+            page::read(self.memory, self.page, offset, &mut record[..size]);
+            let id = u64::from_le_bytes([
+                record[0], record[1], record[2], record[3], record[4], record[5], record[6],
+                record[7],
+            ]);
+            first.get_or_insert(id);
+            upper.insert(upper.count(), id, &record[RECORD_HEAD_BYTES..size]);
+            moved += size;
+        }
+        self.count = cut;
+        self.garbage += moved;
+        self.write_header();
+        first.ok_or_else(|| corrupt(self.page, "a split of a leaf with one user"))
+    }
+
+    /// Bytes of the record of the user at `index`.
+    fn record_size(&self, index: usize) -> Result<usize, StoreError> {
+        let offset = self.offset(index)?;
+        let mut len = [0u8; 1];
+        page::read(self.memory, self.page, offset + 8, &mut len);
+        let size = RECORD_HEAD_BYTES + usize::from(len[0]);
+        if offset + size > PAGE_BYTES {
+            return Err(corrupt(self.page, "a record runs past the page"));
+        }
+        Ok(size)
     }
 
     /// Rewrites the leaf with `records` (in id order) packed at the end, no garbage: one write
@@ -368,7 +452,7 @@ mod tests {
         let mut leaf = Leaf::create(&memory, 1);
         for id in [50, 10, 30, 20, 40] {
             let index = leaf.search(id).unwrap().unwrap_err();
-            leaf.insert(index, &record(id, &format!("user-{id}")));
+            leaf.insert(index, id, format!("user-{id}").as_bytes());
         }
         let leaf = Leaf::load(&memory, 1).unwrap();
         let ids: Vec<u64> = (0..leaf.count()).map(|i| leaf.id(i).unwrap()).collect();
@@ -376,7 +460,9 @@ mod tests {
         assert_eq!(leaf.search(30).unwrap(), Ok(2));
         assert_eq!(leaf.search(35).unwrap(), Err(3));
         let mut leaf = leaf;
-        assert_eq!(leaf.remove(2).unwrap(), record(30, "user-30"));
+        let mut removed = UsernameBuf::default();
+        leaf.remove(2, &mut removed).unwrap();
+        assert_eq!(removed.as_str(), "user-30");
         assert_eq!(leaf.count(), 4);
         assert_eq!(leaf.garbage, 9 + 7);
         assert_eq!(leaf.record(2).unwrap(), record(40, "user-40"));
@@ -395,12 +481,12 @@ mod tests {
         let name = "n".repeat(100);
         let mut id = 0;
         while leaf.room_for(100) == Room::Free {
-            leaf.insert(leaf.count(), &record(id, &name));
+            leaf.insert(leaf.count(), id, name.as_bytes());
             id += 1;
         }
         assert_eq!(leaf.room_for(100), Room::None);
         assert_eq!(id as usize, USABLE_BYTES / footprint(100));
-        leaf.remove(0).unwrap();
+        leaf.remove(0, &mut UsernameBuf::default()).unwrap();
         assert_eq!(leaf.room_for(100), Room::AfterRepack);
         let leaf = leaf.repack().unwrap();
         assert_eq!(leaf.room_for(100), Room::Free);
@@ -410,7 +496,7 @@ mod tests {
     fn an_overwrite_in_place_takes_a_shorter_name_only() {
         let memory = memory();
         let mut leaf = Leaf::create(&memory, 0);
-        leaf.insert(0, &record(1, "abcdef"));
+        leaf.insert(0, 1, b"abcdef");
         assert_eq!(leaf.overwrite(0, b"xy"), Ok(true));
         assert_eq!(leaf.record(0).unwrap(), record(1, "xy"));
         assert_eq!(leaf.overwrite(0, b"longer than before"), Ok(false));

@@ -46,6 +46,9 @@ const INDEX_PAGES: usize = 40;
 /// Bytes of one index entry.
 const ENTRY_BYTES: usize = 12;
 
+/// Index entries written at a time.
+const CHUNK_ENTRIES: usize = 128;
+
 /// Index entries per index page.
 const ENTRIES_PER_PAGE: usize = PAGE_BYTES / ENTRY_BYTES;
 
@@ -54,55 +57,236 @@ const MAX_INDEX_PAGES: usize = (PAGE_BYTES - INDEX_PAGES) / 4;
 
 /// The leaves in key order: the lowest key each may hold, and its page. The first key is
 /// always 0, so every id has a leaf once there is one.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// Up to [`INLINE_ENTRIES`] leaves (about 2.4 million users of 100-byte names) the entries
+/// are held inside the store itself, which a canister keeps in a 64 KiB-aligned static beside
+/// the rest of its state: a lookup touches no heap page of its own (docs/metering.md §6).
+/// Past that they move to one heap allocation aligned to a Wasm page.
 pub struct Index {
-    keys: Vec<u64>,
-    pages: Vec<PageNo>,
+    len: usize,
+    inline: [Entry; INLINE_ENTRIES],
+    heap: Option<AlignedEntries>,
 }
 
+impl Default for Index {
+    fn default() -> Self {
+        Index {
+            len: 0,
+            inline: [Entry { key: 0, page: 0 }; INLINE_ENTRIES],
+            heap: None,
+        }
+    }
+}
+
+/// One leaf of the index: 12 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C, packed(4))]
+struct Entry {
+    key: u64,
+    page: PageNo,
+}
+
+/// Entries of the index held inside the store: 48 KiB, most of a Wasm page.
+pub const INLINE_ENTRIES: usize = 4_096;
+
+/// Entries of the index in one 64 KiB Wasm page.
+pub const ENTRIES_PER_WASM_PAGE: usize = PAGE_BYTES / std::mem::size_of::<Entry>();
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.entries()).finish()
+    }
+}
+
+impl PartialEq for Index {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries() == other.entries()
+    }
+}
+
+impl Eq for Index {}
+
 impl Index {
+    /// The entries in use.
+    fn entries(&self) -> &[Entry] {
+        match &self.heap {
+            Some(heap) => heap.as_slice(),
+            None => &self.inline[..self.len],
+        }
+    }
+
+    fn entries_mut(&mut self) -> &mut [Entry] {
+        match &mut self.heap {
+            Some(heap) => heap.as_mut_slice(),
+            None => &mut self.inline[..self.len],
+        }
+    }
+
     /// Leaves.
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.entries().len()
     }
 
     /// Whether there is no leaf.
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.len() == 0
     }
 
     /// The position and page of the leaf that holds (or would hold) `id`; `None` when there
     /// is no leaf.
     pub fn leaf_for(&self, id: u64) -> Option<(usize, PageNo)> {
-        let after = self.keys.partition_point(|key| *key <= id);
+        let entries = self.entries();
+        let after = entries.partition_point(|entry| ({ entry.key }) <= id);
         let position = after.checked_sub(1)?;
-        Some((position, self.pages[position]))
+        Some((position, entries[position].page))
     }
 
     /// The page of the leaf at `position`.
     pub fn page(&self, position: usize) -> Option<PageNo> {
-        self.pages.get(position).copied()
+        self.entries().get(position).map(|entry| entry.page)
     }
 
     /// Adds a leaf at `position`.
     pub fn insert(&mut self, position: usize, key: u64, page: PageNo) {
-        self.keys.insert(position, key);
-        self.pages.insert(position, page);
+        let entry = Entry { key, page };
+        if let Some(heap) = &mut self.heap {
+            return heap.insert(position, entry);
+        }
+        if self.len == INLINE_ENTRIES {
+            // Out of room inside the store: every entry moves to the heap.
+            let mut heap = AlignedEntries::default();
+            for (at, moved) in self.inline.iter().enumerate() {
+                heap.insert(at, *moved);
+            }
+            heap.insert(position, entry);
+            self.heap = Some(heap);
+            return;
+        }
+        assert!(position <= self.len, "an index position past its end");
+        self.inline.copy_within(position..self.len, position + 1);
+        self.inline[position] = entry;
+        self.len += 1;
     }
 
     /// Removes the leaf at `position`; the first leaf's key stays 0.
     pub fn remove(&mut self, position: usize) {
-        self.keys.remove(position);
-        self.pages.remove(position);
-        if let Some(first) = self.keys.first_mut() {
-            *first = 0;
+        match &mut self.heap {
+            Some(heap) => heap.remove(position),
+            None => {
+                assert!(position < self.len, "an index position past its end");
+                self.inline.copy_within(position + 1..self.len, position);
+                self.len -= 1;
+            }
+        }
+        if let Some(first) = self.entries_mut().first_mut() {
+            first.key = 0;
         }
     }
 
     /// Sets the lowest key of the leaf at `position` (not the first leaf's, always 0).
     pub fn set_key(&mut self, position: usize, key: u64) {
         if position > 0 {
-            self.keys[position] = key;
+            self.entries_mut()[position].key = key;
+        }
+    }
+
+    /// The key and page of the leaf at `position`.
+    fn entry(&self, position: usize) -> Entry {
+        self.entries()[position]
+    }
+}
+
+/// A growable array of entries in an allocation aligned to, and sized in, 64 KiB Wasm pages.
+struct AlignedEntries {
+    pointer: std::ptr::NonNull<Entry>,
+    /// Entries the allocation holds.
+    capacity: usize,
+    /// Entries in use.
+    len: usize,
+}
+
+impl Default for AlignedEntries {
+    fn default() -> Self {
+        AlignedEntries {
+            pointer: std::ptr::NonNull::dangling(),
+            capacity: 0,
+            len: 0,
+        }
+    }
+}
+
+impl AlignedEntries {
+    /// The layout of an allocation of `capacity` entries (a multiple of a Wasm page's worth).
+    fn layout(capacity: usize) -> std::alloc::Layout {
+        let bytes = capacity * std::mem::size_of::<Entry>();
+        // PAGE_BYTES is a power of two and the sizes stay far below isize::MAX.
+        std::alloc::Layout::from_size_align(bytes, PAGE_BYTES).expect("an index's layout")
+    }
+
+    fn as_slice(&self) -> &[Entry] {
+        // SAFETY: `pointer` holds `capacity` entries, of which the first `len` are initialized
+        // (or is dangling with `len` 0, which a slice of length 0 allows).
+        unsafe { std::slice::from_raw_parts(self.pointer.as_ptr(), self.len) }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [Entry] {
+        // SAFETY: as in `as_slice`; `&mut self` makes the borrow unique.
+        unsafe { std::slice::from_raw_parts_mut(self.pointer.as_ptr(), self.len) }
+    }
+
+    /// Makes room for one more entry, growing by whole Wasm pages' worth of entries.
+    fn reserve_one(&mut self) {
+        if self.len < self.capacity {
+            return;
+        }
+        let capacity = (self.capacity * 2).max(ENTRIES_PER_WASM_PAGE);
+        let layout = Self::layout(capacity);
+        // SAFETY: the layout's size is not zero.
+        let fresh = unsafe { std::alloc::alloc(layout) }.cast::<Entry>();
+        let Some(fresh) = std::ptr::NonNull::new(fresh) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        if self.capacity > 0 {
+            // SAFETY: both allocations hold at least `len` entries and do not overlap; the old
+            // one was allocated with `layout(self.capacity)`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(self.pointer.as_ptr(), fresh.as_ptr(), self.len);
+                std::alloc::dealloc(self.pointer.as_ptr().cast(), Self::layout(self.capacity));
+            }
+        }
+        self.pointer = fresh;
+        self.capacity = capacity;
+    }
+
+    fn insert(&mut self, position: usize, entry: Entry) {
+        assert!(position <= self.len, "an index position past its end");
+        self.reserve_one();
+        // SAFETY: `position <= len < capacity`: the entries from `position` move one up within
+        // the allocation, and the one written is in it.
+        unsafe {
+            let at = self.pointer.as_ptr().add(position);
+            std::ptr::copy(at, at.add(1), self.len - position);
+            at.write(entry);
+        }
+        self.len += 1;
+    }
+
+    fn remove(&mut self, position: usize) {
+        assert!(position < self.len, "an index position past its end");
+        // SAFETY: `position < len`: the entries after it move one down within the allocation.
+        unsafe {
+            let at = self.pointer.as_ptr().add(position);
+            std::ptr::copy(at.add(1), at, self.len - position - 1);
+        }
+        self.len -= 1;
+    }
+}
+
+impl Drop for AlignedEntries {
+    fn drop(&mut self) {
+        if self.capacity > 0 {
+            // SAFETY: allocated by `reserve_one` with this layout.
+            unsafe { std::alloc::dealloc(self.pointer.as_ptr().cast(), Self::layout(self.capacity)) }
         }
     }
 }
@@ -202,14 +386,14 @@ impl Meta {
                 entry[0], entry[1], entry[2], entry[3], entry[4], entry[5], entry[6], entry[7],
             ]);
             let leaf = u32::from_le_bytes([entry[8], entry[9], entry[10], entry[11]]);
-            if leaf == 0 || leaf >= self.page_count || index.keys.last().is_some_and(|k| *k >= key)
-            {
+            let last = index.len().checked_sub(1).map(|last| index.entry(last).key);
+            let last: Option<u64> = last;
+            if leaf == 0 || leaf >= self.page_count || last.is_some_and(|k| k >= key) {
                 return Err(corrupt(format!("index entry {position} is impossible")));
             }
-            index.keys.push(key);
-            index.pages.push(leaf);
+            index.insert(index.len(), key, leaf);
         }
-        if index.keys.first().is_some_and(|first| *first != 0) {
+        if index.len() > 0 && ({ index.entry(0).key }) != 0 {
             return Err(corrupt("the first leaf's key is not 0"));
         }
         Ok(index)
@@ -293,17 +477,23 @@ impl Meta {
             if start >= end {
                 break;
             }
-            let mut bytes = Vec::with_capacity((end - start) * ENTRY_BYTES);
-            for position in start..end {
-                bytes.extend_from_slice(&index.keys[position].to_le_bytes());
-                bytes.extend_from_slice(&index.pages[position].to_le_bytes());
+            // Through a buffer on the stack: a heap buffer would touch heap pages
+            // (docs/metering.md §6).
+            let mut chunk = [0u8; CHUNK_ENTRIES * ENTRY_BYTES];
+            let mut offset = (start % ENTRIES_PER_PAGE) * ENTRY_BYTES;
+            let mut position = start;
+            while position < end {
+                let count = CHUNK_ENTRIES.min(end - position);
+                for slot in 0..count {
+                    let Entry { key, page } = index.entry(position + slot);
+                    let at = slot * ENTRY_BYTES;
+                    chunk[at..at + 8].copy_from_slice(&key.to_le_bytes());
+                    chunk[at + 8..at + ENTRY_BYTES].copy_from_slice(&page.to_le_bytes());
+                }
+                page::write(memory, *page, offset, &chunk[..count * ENTRY_BYTES]);
+                offset += count * ENTRY_BYTES;
+                position += count;
             }
-            page::write(
-                memory,
-                *page,
-                (start % ENTRIES_PER_PAGE) * ENTRY_BYTES,
-                &bytes,
-            );
         }
         self.write(memory, index.len());
         Ok(())
@@ -328,6 +518,23 @@ mod tests {
         assert_eq!(index.leaf_for(u64::MAX), Some((2, 5)));
         index.remove(0);
         assert_eq!(index.leaf_for(7), Some((0, 4)), "the first key is 0 again");
+    }
+
+    #[test]
+    fn an_index_past_its_inline_room_moves_to_the_heap_and_keeps_its_order() {
+        let mut index = Index::default();
+        let leaves = INLINE_ENTRIES + 1_000;
+        for position in 0..leaves {
+            index.insert(position, position as u64 * 100, position as u32 + 1);
+        }
+        assert!(index.heap.is_some());
+        assert_eq!(index.len(), leaves);
+        assert_eq!(index.leaf_for(4_096 * 100 + 50), Some((4_096, 4_097)));
+        index.remove(0);
+        assert_eq!(index.leaf_for(0), Some((0, 2)), "the first key is 0 again");
+        index.insert(1, 150, 9_999);
+        assert_eq!(index.leaf_for(160), Some((1, 9_999)));
+        assert_eq!(index.leaf_for(200), Some((2, 3)));
     }
 
     #[test]

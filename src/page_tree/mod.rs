@@ -39,11 +39,11 @@ pub use engine::PageTreeConfig;
 use crate::error::StoreError;
 use crate::limits;
 use crate::store::UserStore;
-use crate::user::User;
+use crate::user::{User, UsernameBuf};
 use ic_stable_structures::Memory;
 use leaf::{Leaf, Record, Room};
 use meta::{Index, Meta};
-use page::{PageNo, PAGE_BYTES};
+use page::PAGE_BYTES;
 
 /// A leaf with fewer live bytes than this after a delete is merged or rebalanced with a
 /// neighbour.
@@ -120,8 +120,8 @@ impl<M: Memory> PageTreeStore<M> {
         Ok(matches!(self.find(id)?, Some((_, _, Ok(_)))))
     }
 
-    /// Inserts `record`, whose id must not be in the table.
-    fn insert_record(&mut self, record: &Record) -> Result<(), StoreError> {
+    /// Inserts the user `id` with `username`; [`StoreError::DuplicateId`] if the id exists.
+    fn insert_bytes(&mut self, id: u64, username: &[u8]) -> Result<(), StoreError> {
         if self.index.is_empty() {
             let page = self.meta.allocate(&self.memory, 0)?;
             Leaf::create(&self.memory, page);
@@ -130,70 +130,69 @@ impl<M: Memory> PageTreeStore<M> {
         }
         let (position, page) = self
             .index
-            .leaf_for(record.id)
+            .leaf_for(id)
             .ok_or_else(|| StoreError::storage("inserting a user", "no leaf"))?;
         let mut leaf = Leaf::load(&self.memory, page)?;
-        let at = match leaf.search(record.id)? {
-            Ok(_) => return Err(StoreError::DuplicateId { id: record.id }),
+        let at = match leaf.search(id)? {
+            Ok(_) => return Err(StoreError::DuplicateId { id }),
             Err(at) => at,
         };
-        match leaf.room_for(record.username.len()) {
-            Room::Free => leaf.insert(at, record),
-            Room::AfterRepack => leaf.repack()?.insert(at, record),
+        match leaf.room_for(username.len()) {
+            Room::Free => leaf.insert(at, id, username),
+            Room::AfterRepack => leaf.repack()?.insert(at, id, username),
+            Room::None if position + 1 == self.index.len() && at == leaf.count() => {
+                // Above every id: the full leaf stays as it is, a new one starts.
+                let new_page = self.meta.allocate(&self.memory, self.index.len())?;
+                Leaf::create(&self.memory, new_page).insert(0, id, username);
+                self.index.insert(position + 1, id, new_page);
+                self.meta
+                    .write_index(&self.memory, &self.index, position + 1)?;
+            }
             Room::None => {
-                let last = position + 1 == self.index.len() && at == leaf.count();
-                let mut records = leaf.records()?;
-                records.insert(at, record.clone());
-                self.split(position, page, records, last)?;
+                // Half the users move to a new leaf after this one; the user goes into
+                // whichever of the two holds its id.
+                let new_page = self.meta.allocate(&self.memory, self.index.len())?;
+                let mut upper = Leaf::create(&self.memory, new_page);
+                let first = leaf.move_upper_half(&mut upper)?;
+                let target = if id >= first { upper } else { leaf };
+                let at = target.search(id)?.unwrap_or_else(|at| at);
+                match target.room_for(username.len()) {
+                    Room::Free => {
+                        let mut target = target;
+                        target.insert(at, id, username)
+                    }
+                    _ => target.repack()?.insert(at, id, username),
+                }
+                self.index.insert(position + 1, first, new_page);
+                self.meta
+                    .write_index(&self.memory, &self.index, position + 1)?;
             }
         }
         self.rows += 1;
         Ok(())
     }
 
-    /// Writes `records` (one more than leaf `position` holds) into that leaf and a new one
-    /// after it. An insert above every id (`appending`) leaves the old leaf full and starts
-    /// the new one with the new user; any other splits the users evenly by bytes.
-    fn split(
-        &mut self,
-        position: usize,
-        page: PageNo,
-        mut records: Vec<Record>,
-        appending: bool,
-    ) -> Result<(), StoreError> {
-        let cut = if appending {
-            records.len() - 1
-        } else {
-            half_by_bytes(&records)
-        };
-        let upper = records.split_off(cut);
-        let new_page = self.meta.allocate(&self.memory, self.index.len())?;
-        Leaf::rewrite(&self.memory, page, &records);
-        Leaf::rewrite(&self.memory, new_page, &upper);
-        self.index.insert(position + 1, upper[0].id, new_page);
-        self.meta
-            .write_index(&self.memory, &self.index, position + 1)
-    }
-
-    /// Removes `id` from the table and returns its user; [`StoreError::NotFound`] if absent.
-    fn remove_id(&mut self, id: u64) -> Result<Record, StoreError> {
+    /// Removes `id` from the table, its username into `removed`; [`StoreError::NotFound`] if
+    /// absent.
+    fn remove_into(&mut self, id: u64, removed: &mut UsernameBuf) -> Result<(), StoreError> {
         let (position, mut leaf, at) = match self.find(id)? {
             Some((position, leaf, Ok(at))) => (position, leaf, at),
             _ => return Err(StoreError::NotFound { id }),
         };
-        let record = leaf.remove(at)?;
+        leaf.remove(at, removed)?;
         let (count, live, page) = (leaf.count(), leaf.live_bytes(), leaf.page());
         self.rows -= 1;
         if self.index.len() > 1 {
             if count == 0 {
                 self.index.remove(position);
                 self.meta.free(&self.memory, page, self.index.len());
-                self.meta.write_index(&self.memory, &self.index, position)?;
+                self.meta
+                    .write_index(&self.memory, &self.index, position)?;
             } else if live < UNDERFULL_BYTES {
                 self.rebalance(position)?;
             }
         }
-        Ok(record)
+        Ok(())
     }
 
     /// Merges the underfull leaf at `position` with a neighbour, or shares their users evenly
@@ -225,23 +224,25 @@ impl<M: Memory> PageTreeStore<M> {
         self.meta.write_index(&self.memory, &self.index, left + 1)
     }
 
-    /// Gives `id` the username `username` and returns the user as it was.
-    fn rename(&mut self, id: u64, username: &[u8]) -> Result<Record, StoreError> {
+    /// Gives `id` the username `username`, the one it had into `previous`.
+    fn rename_into(
+        &mut self,
+        id: u64,
+        username: &[u8],
+        previous: &mut UsernameBuf,
+    ) -> Result<(), StoreError> {
         let (mut leaf, at) = match self.find(id)? {
             Some((_, leaf, Ok(at))) => (leaf, at),
             _ => return Err(StoreError::NotFound { id }),
         };
-        let previous = leaf.record(at)?;
+        leaf.username_into(at, previous)?;
         if !leaf.overwrite(at, username)? {
             // Longer than before: out of the leaf, and in again as an insert would.
-            leaf.remove(at)?;
+            leaf.remove(at, &mut UsernameBuf::default())?;
             self.rows -= 1;
-            self.insert_record(&Record {
-                id,
-                username: username.to_vec(),
-            })?;
+            self.insert_bytes(id, username)?;
         }
-        Ok(previous)
+        Ok(())
     }
 }
 
@@ -271,18 +272,36 @@ fn to_user(record: Record) -> Result<User, StoreError> {
     })
 }
 
-/// A user as a record.
-fn to_record(user: &User) -> Record {
-    Record {
-        id: user.id,
-        username: user.username.as_bytes().to_vec(),
-    }
-}
-
 impl<M: Memory> UserStore for PageTreeStore<M> {
     fn insert(&mut self, user: User) -> Result<(), StoreError> {
-        limits::check_user(&user)?;
-        self.insert_record(&to_record(&user))
+        self.insert_parts(user.id, &user.username)
+    }
+
+    fn insert_parts(&mut self, id: u64, username: &str) -> Result<(), StoreError> {
+        limits::check_id(id)?;
+        limits::check_username(username)?;
+        self.insert_bytes(id, username.as_bytes())
+    }
+
+    fn get_into(&self, id: u64, username: &mut UsernameBuf) -> Result<(), StoreError> {
+        match self.find(id)? {
+            Some((_, leaf, Ok(at))) => leaf.username_into(at, username),
+            _ => Err(StoreError::NotFound { id }),
+        }
+    }
+
+    fn update_into(
+        &mut self,
+        id: u64,
+        username: &str,
+        previous: &mut UsernameBuf,
+    ) -> Result<(), StoreError> {
+        limits::check_username(username)?;
+        self.rename_into(id, username.as_bytes(), previous)
+    }
+
+    fn delete_into(&mut self, id: u64, deleted: &mut UsernameBuf) -> Result<(), StoreError> {
+        self.remove_into(id, deleted)
     }
 
     fn insert_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
@@ -297,16 +316,15 @@ impl<M: Memory> UserStore for PageTreeStore<M> {
         let mut order: Vec<&User> = users.iter().collect();
         order.sort_unstable_by_key(|user| user.id);
         for user in order {
-            self.insert_record(&to_record(user))?;
+            self.insert_bytes(user.id, user.username.as_bytes())?;
         }
         Ok(users.len() as u64)
     }
 
     fn get(&self, id: u64) -> Result<User, StoreError> {
-        match self.find(id)? {
-            Some((_, leaf, Ok(at))) => to_user(leaf.record(at)?),
-            _ => Err(StoreError::NotFound { id }),
-        }
+        let mut username = UsernameBuf::default();
+        self.get_into(id, &mut username)?;
+        Ok(User::new(id, username.as_str()))
     }
 
     fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError> {
@@ -341,12 +359,15 @@ impl<M: Memory> UserStore for PageTreeStore<M> {
     }
 
     fn update_username(&mut self, id: u64, username: &str) -> Result<User, StoreError> {
-        limits::check_username(username)?;
-        to_user(self.rename(id, username.as_bytes())?)
+        let mut previous = UsernameBuf::default();
+        self.update_into(id, username, &mut previous)?;
+        Ok(User::new(id, previous.as_str()))
     }
 
     fn delete(&mut self, id: u64) -> Result<User, StoreError> {
-        to_user(self.remove_id(id)?)
+        let mut deleted = UsernameBuf::default();
+        self.delete_into(id, &mut deleted)?;
+        Ok(User::new(id, deleted.as_str()))
     }
 
     fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
@@ -356,8 +377,9 @@ impl<M: Memory> UserStore for PageTreeStore<M> {
                 return Err(StoreError::NotFound { id: user.id });
             }
         }
+        let mut previous = UsernameBuf::default();
         for user in users {
-            self.rename(user.id, user.username.as_bytes())?;
+            self.rename_into(user.id, user.username.as_bytes(), &mut previous)?;
         }
         Ok(users.len() as u64)
     }
@@ -369,8 +391,9 @@ impl<M: Memory> UserStore for PageTreeStore<M> {
                 return Err(StoreError::NotFound { id: *id });
             }
         }
+        let mut removed = UsernameBuf::default();
         for id in ids {
-            self.remove_id(*id)?;
+            self.remove_into(*id, &mut removed)?;
         }
         Ok(ids.len() as u64)
     }

@@ -8,7 +8,8 @@ use super::env::CallEnv;
 use super::{CanisterConfig, Stats, StoreState};
 use crate::engine::{BatchWrite, EngineConfig, StorageEngine};
 use crate::error::StoreError;
-use crate::user::User;
+use crate::service::args::IdAndName;
+use crate::user::{User, UsernameBuf};
 
 /// A storage failure traps (the IC rolls the message back); every other result is passed on.
 pub fn trap_on_storage_failure<R>(
@@ -33,6 +34,16 @@ pub fn insert_user<E: StorageEngine>(
     trap_on_storage_failure(env, store.insert(user))
 }
 
+/// `insert_user` from its arguments as read from the message (no heap allocation on the way).
+pub fn insert_user_parts<E: StorageEngine>(
+    state: &mut StoreState<E>,
+    env: &impl CallEnv,
+    user: IdAndName<'_>,
+) -> Result<(), StoreError> {
+    let store = state.writer(env)?;
+    trap_on_storage_failure(env, store.insert_parts(user.id, user.username))
+}
+
 /// `insert_users`: inserts a batch, all or nothing; returns how many were inserted.
 pub fn insert_users<E: StorageEngine>(
     state: &mut StoreState<E>,
@@ -46,6 +57,15 @@ pub fn insert_users<E: StorageEngine>(
 /// `get_user`: one user.
 pub fn get_user<E: StorageEngine>(state: &StoreState<E>, id: u64) -> Result<User, StoreError> {
     state.store().get(id)
+}
+
+/// `get_user` into `username`, on the stack.
+pub fn get_user_into<E: StorageEngine>(
+    state: &StoreState<E>,
+    id: u64,
+    username: &mut UsernameBuf,
+) -> Result<(), StoreError> {
+    state.store().get_into(id, username)
 }
 
 /// `list_users`: up to `limit` users in id order after the id `after`.
@@ -66,6 +86,32 @@ pub fn update_username<E: StorageEngine>(
 ) -> Result<User, StoreError> {
     let store = state.writer(env)?;
     trap_on_storage_failure(env, store.update_username(id, username))
+}
+
+/// `update_username` from its arguments as read from the message, the username as it was
+/// into `previous`.
+pub fn update_username_into<E: StorageEngine>(
+    state: &mut StoreState<E>,
+    env: &impl CallEnv,
+    rename: IdAndName<'_>,
+    previous: &mut UsernameBuf,
+) -> Result<(), StoreError> {
+    let store = state.writer(env)?;
+    trap_on_storage_failure(
+        env,
+        store.update_into(rename.id, rename.username, previous),
+    )
+}
+
+/// `delete_user` with the deleted username into `deleted`.
+pub fn delete_user_into<E: StorageEngine>(
+    state: &mut StoreState<E>,
+    env: &impl CallEnv,
+    id: u64,
+    deleted: &mut UsernameBuf,
+) -> Result<(), StoreError> {
+    let store = state.writer(env)?;
+    trap_on_storage_failure(env, store.delete_into(id, deleted))
 }
 
 /// `delete_user`: deletes a user; returns it.

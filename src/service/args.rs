@@ -48,10 +48,38 @@ pub fn decode<A: Args>(message: &[u8]) -> Result<A, candid::Error> {
 /// canonical encoding of the values and nothing else.
 pub fn read<A: Args>(message: &[u8]) -> Option<A> {
     let mut values = Values {
-        rest: message.strip_prefix(A::HEADER)?,
+        rest: strip_header(message, A::HEADER)?,
     };
     let args = A::read_values(&mut values)?;
     values.rest.is_empty().then_some(args)
+}
+
+/// `message` without `header`, if it starts with it.
+///
+/// Compared eight bytes at a time: inlined with a constant `header`, the comparison's bytes
+/// become immediates in the code, and no page of the module's read-only data is touched, as
+/// `strip_prefix`'s byte comparison through memory would (every page a message touches costs
+/// instructions, docs/metering.md §6).
+#[inline(always)]
+fn strip_header<'a>(message: &'a [u8], header: &'static [u8]) -> Option<&'a [u8]> {
+    if message.len() < header.len() {
+        return None;
+    }
+    let (start, rest) = message.split_at(header.len());
+    let mut words = header.chunks_exact(8).zip(start.chunks_exact(8));
+    if !words.all(|(expected, actual)| word(expected) == word(actual)) {
+        return None;
+    }
+    let tail = header.len() - header.len() % 8;
+    (header[tail..] == start[tail..]).then_some(rest)
+}
+
+/// Eight bytes as a number.
+#[inline(always)]
+fn word(bytes: &[u8]) -> u64 {
+    let mut word = [0; 8];
+    word.copy_from_slice(bytes);
+    u64::from_le_bytes(word)
 }
 
 /// Longest argument message read onto the stack rather than into a heap allocation: every
@@ -66,25 +94,107 @@ const STACK_ARGUMENT_BYTES: usize = 512;
 /// heap page (docs/metering.md §6).
 #[cfg(feature = "canister")]
 pub fn call_args_or_trap<A: Args>() -> A {
+    with_message(|message| match decode(message) {
+        Ok(args) => args,
+        Err(error) => ic_cdk::trap(format!("decoding the arguments: {error}")),
+    })
+}
+
+/// Lends the current call's argument message to `f`: on the stack when it has at most
+/// [`STACK_ARGUMENT_BYTES`], on the heap otherwise.
+#[cfg(feature = "canister")]
+fn with_message<R>(f: impl FnOnce(&[u8]) -> R) -> R {
     let len = ic0::msg_arg_data_size();
     // Not zeroed: the system API fills the part that is read.
     let mut stack = [std::mem::MaybeUninit::<u8>::uninit(); STACK_ARGUMENT_BYTES];
-    let heap;
-    let message: &[u8] = match stack.get_mut(..len) {
+    match stack.get_mut(..len) {
         Some(buffer) => {
             ic0::msg_arg_data_copy_uninit(buffer, 0);
             // SAFETY: msg_arg_data_copy_uninit initialized all of `buffer` (or trapped).
-            unsafe { &*(buffer as *const [std::mem::MaybeUninit<u8>] as *const [u8]) }
+            f(unsafe { &*(buffer as *const [std::mem::MaybeUninit<u8>] as *const [u8]) })
         }
         None => {
-            heap = ic_cdk::api::msg_arg_data();
-            &heap
+            // Not zeroed either (ic-cdk's `msg_arg_data` zeroes the whole buffer first).
+            let mut heap = Vec::with_capacity(len);
+            ic0::msg_arg_data_copy_uninit(&mut heap.spare_capacity_mut()[..len], 0);
+            // SAFETY: msg_arg_data_copy_uninit initialized the first `len` bytes (or trapped).
+            unsafe { heap.set_len(len) };
+            f(&heap)
         }
-    };
-    match decode(message) {
-        Ok(args) => args,
-        Err(error) => ic_cdk::trap(format!("decoding the arguments: {error}")),
     }
+}
+
+/// The id and username of a call about one user, borrowed from its argument message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdAndName<'a> {
+    /// The id.
+    pub id: u64,
+    /// The username.
+    pub username: &'a str,
+}
+
+/// The arguments of a call that carry one id and one username, read without allocating: on
+/// the direct path the username is borrowed from the message (a `String` would be a heap
+/// allocation, and so touched heap pages, docs/metering.md §6).
+pub trait NamedArgs {
+    /// The owned arguments: what `candid` decodes a message in another encoding into.
+    type Owned: Args;
+
+    /// The id and username of the owned arguments.
+    fn parts(owned: &Self::Owned) -> IdAndName<'_>;
+}
+
+/// `insert_user`'s `(record { id : nat64; username : text })`.
+pub struct InsertUserArgs;
+
+impl NamedArgs for InsertUserArgs {
+    type Owned = User;
+
+    fn parts(user: &User) -> IdAndName<'_> {
+        IdAndName {
+            id: user.id,
+            username: &user.username,
+        }
+    }
+}
+
+/// `update_username`'s `(nat64, text)`.
+pub struct RenameArgs;
+
+impl NamedArgs for RenameArgs {
+    type Owned = (u64, String);
+
+    fn parts((id, username): &(u64, String)) -> IdAndName<'_> {
+        IdAndName {
+            id: *id,
+            username,
+        }
+    }
+}
+
+/// The direct path of [`NamedArgs`]: both messages hold, after their header, a `nat64` and a
+/// `text` (a `User`'s fields in the order of their hashes, `id` first).
+pub fn read_named<A: NamedArgs>(message: &[u8]) -> Option<IdAndName<'_>> {
+    let mut values = Values {
+        rest: strip_header(message, <A::Owned as Args>::HEADER)?,
+    };
+    let id = values.nat64()?;
+    let username = values.text_ref()?;
+    values.rest.is_empty().then_some(IdAndName { id, username })
+}
+
+/// Calls `f` with the id and username of the current call's arguments: borrowed from the
+/// message on the direct path, from `candid`'s decoding otherwise. Traps on a message that
+/// does not decode, as ic-cdk's generated decoding does.
+#[cfg(feature = "canister")]
+pub fn with_named_args_or_trap<A: NamedArgs, R>(f: impl FnOnce(IdAndName<'_>) -> R) -> R {
+    with_message(|message| match read_named::<A>(message) {
+        Some(parts) => f(parts),
+        None => match <A::Owned as Args>::decode_with_candid(message) {
+            Ok(owned) => f(A::parts(&owned)),
+            Err(error) => ic_cdk::trap(format!("decoding the arguments: {error}")),
+        },
+    })
 }
 
 /// The values part of a message, consumed from the front.
@@ -138,8 +248,13 @@ impl<'a> Values<'a> {
     }
 
     fn text(&mut self) -> Option<String> {
+        self.text_ref().map(str::to_owned)
+    }
+
+    /// A `text`, borrowed from the message.
+    fn text_ref(&mut self) -> Option<&'a str> {
         let len = self.length()?;
-        std::str::from_utf8(self.take(len)?).ok().map(str::to_owned)
+        std::str::from_utf8(self.take(len)?).ok()
     }
 
     fn opt_nat64(&mut self) -> Option<Option<u64>> {

@@ -88,11 +88,44 @@ pub fn reply<T: candid::CandidType + 'static>(value: T) -> std::marker::PhantomD
 /// Replies `result` to the current call, encoded by [`super::reply::encode_result`] (an `Ok`
 /// with the type of its value, a subtype of `Result<T, StoreError>`), and returns the marker an
 /// exported method returns for its Candid result type. Traps if `result` cannot be encoded.
+///
+/// An `Ok` of a user, a count or nothing is built on the stack ([`super::reply::StackReply`]);
+/// everything else in the kept reply buffer.
 #[cfg(feature = "canister")]
 pub fn reply_result<T: candid::CandidType + 'static>(
     result: Result<T, crate::StoreError>,
 ) -> std::marker::PhantomData<Result<T, crate::StoreError>> {
+    if let Ok(value) = &result {
+        let mut stack = super::reply::StackReply::default();
+        if super::reply::append_ok_value(value, &mut stack) {
+            if let Some(bytes) = stack.bytes() {
+                ic_cdk::api::msg_reply(bytes);
+                return std::marker::PhantomData;
+            }
+        }
+    }
     send(|message| super::reply::encode_result_into(&result, message))
+}
+
+/// Replies the user `id` with the username `username` holds, or the error, as
+/// `Result<User, StoreError>` (an `Ok` built on the stack: no `User`, no heap allocation).
+#[cfg(feature = "canister")]
+pub fn reply_user(
+    id: u64,
+    result: Result<&crate::UsernameBuf, crate::StoreError>,
+) -> std::marker::PhantomData<Result<crate::User, crate::StoreError>> {
+    match result {
+        Ok(username) => {
+            let mut stack = super::reply::StackReply::default();
+            super::reply::append_ok_user(&mut stack, id, username.as_str());
+            match stack.bytes() {
+                Some(bytes) => ic_cdk::api::msg_reply(bytes),
+                None => ic_cdk::trap("a user's reply is longer than its buffer"),
+            }
+            std::marker::PhantomData
+        }
+        Err(error) => reply_result(Err::<crate::User, _>(error)),
+    }
 }
 
 #[cfg(feature = "canister")]

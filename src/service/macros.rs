@@ -19,16 +19,16 @@
 macro_rules! export_user_table_api {
     ($engine:ty) => {
         ::std::thread_local! {
-            static __USERSTORE_STATE: ::std::cell::RefCell<
+            static __USERSTORE_STATE: ::userstore::service::PageAligned<::std::cell::RefCell<
                 Option<::userstore::service::StoreState<$engine>>,
-            > = const { ::std::cell::RefCell::new(None) };
+            >> = const { ::userstore::service::PageAligned(::std::cell::RefCell::new(None)) };
         }
 
         /// Lends the canister's state to `f`. It exists from `init`/`post_upgrade` on.
         fn __userstore_state<R>(
             f: impl FnOnce(&mut ::userstore::service::StoreState<$engine>) -> R,
         ) -> R {
-            __USERSTORE_STATE.with(|slot| match slot.borrow_mut().as_mut() {
+            __USERSTORE_STATE.with(|slot| match slot.0.borrow_mut().as_mut() {
                 Some(state) => f(state),
                 None => ::ic_cdk::trap("the store is not initialized"),
             })
@@ -39,7 +39,7 @@ macro_rules! export_user_table_api {
             opened: Result<::userstore::service::StoreState<$engine>, ::userstore::StoreError>,
         ) {
             match opened {
-                Ok(state) => __USERSTORE_STATE.with(|slot| *slot.borrow_mut() = Some(state)),
+                Ok(state) => __USERSTORE_STATE.with(|slot| *slot.0.borrow_mut() = Some(state)),
                 Err(error) => ::ic_cdk::trap(error.to_string()),
             }
         }
@@ -55,7 +55,7 @@ macro_rules! export_user_table_api {
         /// one that fixes the cause, and every committed write is in stable memory already.
         #[::ic_cdk::pre_upgrade]
         fn pre_upgrade() {
-            if let Some(state) = __USERSTORE_STATE.with(|slot| slot.borrow_mut().take()) {
+            if let Some(state) = __USERSTORE_STATE.with(|slot| slot.0.borrow_mut().take()) {
                 if let Err(error) = ::userstore::service::lifecycle::pre_upgrade(state) {
                     ::ic_cdk::api::debug_print(format!("pre_upgrade: {error}"));
                 }
@@ -70,10 +70,12 @@ macro_rules! export_user_table_api {
 
         $crate::__userstore_method! {
             /// Inserts one user.
-            update insert_user(user: ::userstore::User) -> Result<(), ::userstore::StoreError> {
-                let env = ::userstore::service::env::IcEnv;
-                let result = __userstore_state(|state| ::userstore::service::api::insert_user(state, &env, user));
-                ::userstore::service::env::reply_result(result)
+            update insert_user(user: ::userstore::User) -> Result<(), ::userstore::StoreError> => {
+                ::userstore::service::args::with_named_args_or_trap::<::userstore::service::args::InsertUserArgs, _>(|user| {
+                    let env = ::userstore::service::env::IcEnv;
+                    let result = __userstore_state(|state| ::userstore::service::api::insert_user_parts(state, &env, user));
+                    ::userstore::service::env::reply_result(result)
+                })
             }
         }
 
@@ -89,8 +91,9 @@ macro_rules! export_user_table_api {
         $crate::__userstore_method! {
             /// Returns one user.
             query get_user(id: u64) -> Result<::userstore::User, ::userstore::StoreError> {
-                let result = __userstore_state(|state| ::userstore::service::api::get_user(state, id));
-                ::userstore::service::env::reply_result(result)
+                let mut username = ::userstore::UsernameBuf::default();
+                let result = __userstore_state(|state| ::userstore::service::api::get_user_into(state, id, &mut username));
+                ::userstore::service::env::reply_user(id, result.map(|()| &username))
             }
         }
 
@@ -104,12 +107,15 @@ macro_rules! export_user_table_api {
 
         $crate::__userstore_method! {
             /// Changes a username; returns the user as it was before.
-            update update_username(id: u64, username: String) -> Result<::userstore::User, ::userstore::StoreError> {
-                let env = ::userstore::service::env::IcEnv;
-                let result = __userstore_state(|state| {
-                    ::userstore::service::api::update_username(state, &env, id, &username)
-                });
-                ::userstore::service::env::reply_result(result)
+            update update_username(id: u64, username: String) -> Result<::userstore::User, ::userstore::StoreError> => {
+                ::userstore::service::args::with_named_args_or_trap::<::userstore::service::args::RenameArgs, _>(|rename| {
+                    let env = ::userstore::service::env::IcEnv;
+                    let mut previous = ::userstore::UsernameBuf::default();
+                    let result = __userstore_state(|state| {
+                        ::userstore::service::api::update_username_into(state, &env, rename, &mut previous)
+                    });
+                    ::userstore::service::env::reply_user(rename.id, result.map(|()| &previous))
+                })
             }
         }
 
@@ -117,8 +123,9 @@ macro_rules! export_user_table_api {
             /// Deletes a user; returns it.
             update delete_user(id: u64) -> Result<::userstore::User, ::userstore::StoreError> {
                 let env = ::userstore::service::env::IcEnv;
-                let result = __userstore_state(|state| ::userstore::service::api::delete_user(state, &env, id));
-                ::userstore::service::env::reply_result(result)
+                let mut deleted = ::userstore::UsernameBuf::default();
+                let result = __userstore_state(|state| ::userstore::service::api::delete_user_into(state, &env, id, &mut deleted));
+                ::userstore::service::env::reply_user(id, result.map(|()| &deleted))
             }
         }
 
@@ -189,6 +196,36 @@ macro_rules! __userstore_method {
         $crate::__userstore_method! {
             @define $(#[$doc])* $kind $name() -> $ret $body { $name() }
         }
+    };
+    (
+        $(#[$doc:meta])*
+        $kind:ident $name:ident($($arg:ident: $ty:ty),+) -> $ret:ty => $body:block
+    ) => {
+        // The method reads its own arguments (borrowed from the message, see
+        // `args::with_named_args_or_trap`): the function takes none; the Candid signature
+        // declares them.
+        $(#[$doc])*
+        fn $name() -> ::std::marker::PhantomData<$ret> $body
+
+        const _: () = {
+            #[cfg_attr(
+                target_family = "wasm",
+                export_name = concat!("canister_", stringify!($kind), " ", stringify!($name))
+            )]
+            #[allow(dead_code)]
+            fn entry_point() {
+                $name();
+            }
+        };
+
+        const _: () = {
+            $(#[$doc])*
+            #[::candid::candid_method($kind)]
+            #[allow(dead_code, unused_variables)]
+            fn $name($($arg: $ty),+) -> ::std::marker::PhantomData<$ret> {
+                unreachable!("only the Candid export reads this signature")
+            }
+        };
     };
     (
         $(#[$doc:meta])*

@@ -92,6 +92,88 @@ const OK_NAT64_PREFIX: &[u8] = b"DIDL\x01\x6b\x01\xbc\x8a\x01\x78\x01\x00";
 /// The same for `variant { Ok : null }` (`7f`), what `Ok(())` is in Candid.
 const OK_NULL_PREFIX: &[u8] = b"DIDL\x01\x6b\x01\xbc\x8a\x01\x7f\x01\x00";
 
+/// Where a reply's bytes go: a `Vec`, or [`StackReply`], a buffer on the stack.
+pub trait Sink {
+    /// Makes room for `additional` more bytes, if the sink can grow.
+    fn reserve(&mut self, additional: usize);
+    /// Appends `bytes`.
+    fn extend_from_slice(&mut self, bytes: &[u8]);
+    /// Appends `byte`.
+    fn push(&mut self, byte: u8);
+}
+
+impl Sink for Vec<u8> {
+    fn reserve(&mut self, additional: usize) {
+        Vec::reserve(self, additional);
+    }
+
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        Vec::extend_from_slice(self, bytes);
+    }
+
+    fn push(&mut self, byte: u8) {
+        Vec::push(self, byte);
+    }
+}
+
+/// Bytes of the largest reply [`StackReply`] holds: an `Ok` user with the longest username
+/// and the type table takes under 200.
+pub const STACK_REPLY_BYTES: usize = 256;
+
+/// A reply built on the stack: the stack's top page is touched by every call anyway, while a
+/// heap buffer touches (and in an update writes) a heap page of its own, which the IC charges
+/// for (docs/metering.md §6).
+pub struct StackReply {
+    bytes: [u8; STACK_REPLY_BYTES],
+    len: usize,
+    overflowed: bool,
+}
+
+impl Default for StackReply {
+    fn default() -> Self {
+        StackReply {
+            bytes: [0; STACK_REPLY_BYTES],
+            len: 0,
+            overflowed: false,
+        }
+    }
+}
+
+impl StackReply {
+    /// The reply, or `None` if it did not fit.
+    pub fn bytes(&self) -> Option<&[u8]> {
+        (!self.overflowed).then(|| &self.bytes[..self.len])
+    }
+}
+
+impl Sink for StackReply {
+    fn reserve(&mut self, _additional: usize) {}
+
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        match self.bytes.get_mut(self.len..self.len + bytes.len()) {
+            Some(room) => {
+                room.copy_from_slice(bytes);
+                self.len += bytes.len();
+            }
+            None => self.overflowed = true,
+        }
+    }
+
+    fn push(&mut self, byte: u8) {
+        self.extend_from_slice(&[byte]);
+    }
+}
+
+/// The message `variant { Ok : record { id; username } }` for the user `id` with `username`,
+/// into `sink`: the reply of a user read into a [`crate::UsernameBuf`], with no `User` (and no
+/// heap allocation) in between. The same bytes as [`encode_result`] of `Ok(user)`.
+pub fn append_ok_user(sink: &mut impl Sink, id: u64, username: &str) {
+    sink.reserve(OK_USER_PREFIX.len() + 1 + 8 + LEB128_MAX + username.len());
+    append_constant(sink, OK_USER_PREFIX);
+    sink.push(0);
+    append_user_parts(sink, id, username);
+}
+
 /// Appends the message `variant { Ok : T }` with the value `Ok(value)` to `message` and
 /// returns true, for a user, a page of users, a `u64` and `()`, whose type tables are
 /// constants; returns false, appending nothing, for other types (the kept prefixes and
@@ -101,11 +183,11 @@ const OK_NULL_PREFIX: &[u8] = b"DIDL\x01\x6b\x01\xbc\x8a\x01\x7f\x01\x00";
 /// case (`Ok` is 0), a record its fields in the order of their hashes (`id` 23,515 before
 /// `username` 552,306,198), a `nat64` 8 bytes little-endian, a `text` its LEB128 length and
 /// bytes, a `vec` its LEB128 length and elements, `null` nothing.
-fn append_ok_value<T: 'static>(value: &T, message: &mut Vec<u8>) -> bool {
+pub fn append_ok_value<T: 'static>(value: &T, message: &mut impl Sink) -> bool {
     let value = value as &dyn Any;
     if let Some(user) = value.downcast_ref::<User>() {
         message.reserve(OK_USER_PREFIX.len() + 1 + encoded_user_len(user));
-        message.extend_from_slice(OK_USER_PREFIX);
+        append_constant(message, OK_USER_PREFIX);
         message.push(0);
         append_user(message, user);
     } else if let Some(users) = value.downcast_ref::<Vec<User>>() {
@@ -119,17 +201,33 @@ fn append_ok_value<T: 'static>(value: &T, message: &mut Vec<u8>) -> bool {
         }
     } else if let Some(number) = value.downcast_ref::<u64>() {
         message.reserve(OK_NAT64_PREFIX.len() + 9);
-        message.extend_from_slice(OK_NAT64_PREFIX);
+        append_constant(message, OK_NAT64_PREFIX);
         message.push(0);
         message.extend_from_slice(&number.to_le_bytes());
     } else if value.is::<()>() {
         message.reserve(OK_NULL_PREFIX.len() + 1);
-        message.extend_from_slice(OK_NULL_PREFIX);
+        append_constant(message, OK_NULL_PREFIX);
         message.push(0);
     } else {
         return false;
     }
     true
+}
+
+/// Appends the constant `bytes`, eight at a time: inlined, the bytes become immediates in
+/// the code, and no page of the module's read-only data is touched, as a copy from the
+/// constant would (every page a message touches costs instructions, docs/metering.md §6).
+#[inline(always)]
+fn append_constant(sink: &mut impl Sink, bytes: &'static [u8]) {
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let mut copy = [0; 8];
+        copy.copy_from_slice(word);
+        sink.extend_from_slice(&u64::from_le_bytes(copy).to_le_bytes());
+    }
+    for byte in words.remainder() {
+        sink.push(*byte);
+    }
 }
 
 /// Most bytes a `usize` takes in LEB128.
@@ -139,13 +237,17 @@ fn encoded_user_len(user: &User) -> usize {
     8 + LEB128_MAX + user.username.len()
 }
 
-fn append_user(message: &mut Vec<u8>, user: &User) {
-    message.extend_from_slice(&user.id.to_le_bytes());
-    append_leb128(message, user.username.len());
-    message.extend_from_slice(user.username.as_bytes());
+fn append_user(message: &mut impl Sink, user: &User) {
+    append_user_parts(message, user.id, &user.username);
 }
 
-fn append_leb128(message: &mut Vec<u8>, mut value: usize) {
+fn append_user_parts(message: &mut impl Sink, id: u64, username: &str) {
+    message.extend_from_slice(&id.to_le_bytes());
+    append_leb128(message, username.len());
+    message.extend_from_slice(username.as_bytes());
+}
+
+fn append_leb128(message: &mut impl Sink, mut value: usize) {
     while value >= 0x80 {
         message.push((value as u8 & 0x7f) | 0x80);
         value >>= 7;
@@ -311,6 +413,32 @@ mod tests {
     }
 
     /// The point of typing an `Ok` by its value: `StoreError`'s cases are not in the reply.
+    #[test]
+    fn a_reply_built_on_the_stack_is_the_same_bytes() {
+        let user = User::new(7, "x".repeat(crate::limits::MAX_USERNAME_BYTES));
+        let heap = encode_result(&Ok::<_, StoreError>(user.clone())).unwrap();
+        let mut stack = StackReply::default();
+        append_ok_user(&mut stack, user.id, &user.username);
+        assert_eq!(stack.bytes(), Some(heap.as_slice()));
+        for count in [0_u64, 1, u64::MAX] {
+            let mut stack = StackReply::default();
+            assert!(append_ok_value(&count, &mut stack));
+            let heap = encode_result(&Ok::<_, StoreError>(count)).unwrap();
+            assert_eq!(stack.bytes(), Some(heap.as_slice()));
+        }
+        let mut stack = StackReply::default();
+        assert!(append_ok_value(&(), &mut stack));
+        assert_eq!(
+            stack.bytes(),
+            Some(encode_result(&Ok::<_, StoreError>(())).unwrap().as_slice())
+        );
+        // A page of users does not fit, and says so.
+        let page = vec![user; 3];
+        let mut stack = StackReply::default();
+        assert!(append_ok_value(&page, &mut stack));
+        assert_eq!(stack.bytes(), None);
+    }
+
     #[test]
     fn an_ok_reply_leaves_the_error_type_out() {
         let user = Ok::<_, StoreError>(User::new(1, "ada"));

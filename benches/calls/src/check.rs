@@ -3,8 +3,9 @@
 //!
 //! The whole suite takes longer than CI's budget allows, so CI measures one configuration of
 //! every engine (the one the registry marks as traced) on the aged table under both profiles,
-//! without traces: every workload, every message. Instruction counts are deterministic, so a
-//! figure that differs means the code, the toolchain or icrun changed it.
+//! with its traces: every workload, every message, and every flame graph of the headline
+//! calls. Instruction counts are deterministic, so a figure that differs means the code, the
+//! toolchain or icrun changed it.
 
 use crate::run::{measure, Selection, PROFILES};
 use crate::tables::TableState;
@@ -20,19 +21,18 @@ pub fn subset() -> Selection {
             .collect(),
         states: vec![TableState::Aged],
         profiles: PROFILES.to_vec(),
-        traces: false,
+        traces: true,
     }
 }
 
-/// Measures [`subset`] and compares it with the committed `results`.
-pub fn against(canisters: &Path, results: &Path) -> Result<(), String> {
+/// Measures [`subset`] and compares it with the committed `results`; the flame graphs go to
+/// `flamegraphs`, for the caller to compare with the committed ones.
+pub fn against(canisters: &Path, results: &Path, flamegraphs: &Path) -> Result<(), String> {
     let committed = std::fs::read_to_string(results)
         .map_err(|error| format!("reading {}: {error}", results.display()))?;
     let committed: Value = serde_yaml::from_str(&committed)
         .map_err(|error| format!("{}: {error}", results.display()))?;
-    let scratch = std::env::temp_dir().join(format!("bench-calls-check-{}", std::process::id()));
-    let measured = measure(canisters, &scratch, &subset())?;
-    let _ = std::fs::remove_dir_all(&scratch);
+    let measured = measure(canisters, flamegraphs, &subset())?;
     let measured = serde_yaml::to_value(&measured).map_err(|error| format!("encoding: {error}"))?;
     let differences = compare(&measured, &committed);
     if differences.is_empty() {

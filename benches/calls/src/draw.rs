@@ -76,9 +76,22 @@ impl Distinct {
         (0..count).map(|_| self.next()).collect()
     }
 
-    /// Whether `value` was drawn (or excluded).
+    /// Whether `value` was drawn (or marked).
     pub fn contains(&self, value: u64) -> bool {
         self.taken.contains(&value)
+    }
+
+    /// A run of `count` consecutive numbers none of which was drawn, starting at a number
+    /// drawn uniformly; they are drawn from now on.
+    pub fn take_run(&mut self, count: u64) -> std::ops::Range<u64> {
+        loop {
+            let start = self.rng.below(self.bound - count + 1);
+            let run = start..start + count;
+            if run.clone().all(|value| !self.taken.contains(&value)) {
+                self.taken.extend(run.clone());
+                return run;
+            }
+        }
     }
 }
 
@@ -101,5 +114,10 @@ mod tests {
         let unique: HashSet<u64> = taken.iter().copied().collect();
         assert_eq!(unique.len(), 100);
         assert!(taken.iter().all(|value| distinct.contains(*value)));
+        let mut runs = Distinct::new(4, 1_000);
+        let first = runs.take_run(100);
+        let second = runs.take_run(100);
+        assert_eq!((first.end - first.start, second.end - second.start), (100, 100));
+        assert!(first.end <= second.start || second.end <= first.start);
     }
 }

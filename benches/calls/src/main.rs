@@ -13,8 +13,9 @@
 //! Usage:
 //! - `bench-calls <canister-dir> <results.yml> <flamegraph-dir>`: measure everything
 //!   (`--only KEY,...` first: only those configurations);
-//! - `bench-calls --check <canister-dir> <results.yml>`: measure the subset CI checks
-//!   ([`check::subset`]) and fail if any of its figures differs from the committed file;
+//! - `bench-calls --check <canister-dir> <results.yml> <flamegraph-dir>`: measure the subset
+//!   CI checks ([`check::subset`]) and fail if any of its figures differs from the committed
+//!   file (its flame graphs go to the directory, for the caller to compare);
 //! - `bench-calls --page-sizes <canister-dir> <results.yml>`: the stable-memory SQLite
 //!   canister's page-size sweep ([`page_sizes`]).
 
@@ -40,9 +41,11 @@ fn main() -> ExitCode {
         [flag, canisters, results] if flag == "--page-sizes" => {
             page_sizes::sweep(Path::new(canisters), Path::new(results))
         }
-        [flag, canisters, results] if flag == "--check" => {
-            check::against(Path::new(canisters), Path::new(results))
-        }
+        [flag, canisters, results, flamegraphs] if flag == "--check" => check::against(
+            Path::new(canisters),
+            Path::new(results),
+            Path::new(flamegraphs),
+        ),
         [canisters, results, flamegraphs] => measure_all(
             Path::new(canisters),
             Path::new(results),
@@ -61,7 +64,7 @@ fn main() -> ExitCode {
         _ => {
             eprintln!(
                 "usage: bench-calls [--only KEY,...] <canister-dir> <results.yml> <flamegraph-dir>\n       \
-                 bench-calls --check <canister-dir> <results.yml>\n       \
+                 bench-calls --check <canister-dir> <results.yml> <flamegraph-dir>\n       \
                  bench-calls --page-sizes <canister-dir> <results.yml>"
             );
             return ExitCode::from(2);

@@ -5,8 +5,10 @@
 //! - single-row calls go to ids drawn uniformly over the whole table, [`SPREAD_MESSAGES`]
 //!   separate messages each, so their spread (mean, p50, p90, p99, max) shows the splits,
 //!   merges and cold pages a user meets;
-//! - batches of [`BATCH_SIZES`] rows draw their rows uniformly over the table too, and are
-//!   reported per row;
+//! - batches of [`BATCH_SIZES`] rows take consecutive rows from a start drawn uniformly over
+//!   the table (a batch of related users: the new ids between one run of existing ones, a
+//!   run of existing users), and are reported per row; the scattered batches draw each of
+//!   their rows uniformly over the whole table instead (a batch of unrelated users);
 //! - every inserted id is new, every updated, read or deleted id exists (and is deleted at
 //!   most once), every missing id is absent.
 
@@ -30,6 +32,9 @@ pub const WARMUP_MESSAGES: usize = 3;
 
 /// Rows per batch message.
 pub const BATCH_SIZES: [usize; 2] = [100, 1_000];
+
+/// Rows per scattered batch message.
+pub const SCATTERED_BATCH: usize = 1_000;
 
 /// The seed every run draws its ids from.
 const IDS_SEED: u64 = 0x1D5_2026_1125;
@@ -71,14 +76,18 @@ pub enum Workload {
     Update,
     /// `delete_user` of an existing id.
     Delete,
-    /// `insert_users` of `n` new ids between existing ones.
+    /// `insert_users` of `n` new ids between one run of `n` consecutive existing ones.
     InsertBetweenBatch(usize),
     /// `insert_users` of `n` new ids above every id.
     InsertAboveBatch(usize),
-    /// `update_users` of `n` existing ids.
+    /// `update_users` of `n` consecutive existing ids.
     UpdateBatch(usize),
-    /// `delete_users` of `n` existing ids.
+    /// `delete_users` of `n` consecutive existing ids.
     DeleteBatch(usize),
+    /// `insert_users` of `n` new ids between existing ones, spread over the whole table.
+    InsertScattered(usize),
+    /// `update_users` of `n` existing ids spread over the whole table.
+    UpdateScattered(usize),
     /// `list_users` of 100 users after an existing id.
     Page,
     /// `count_users`.
@@ -106,6 +115,10 @@ impl Workload {
                 Workload::UpdateBatch(n),
             ]);
         }
+        all.extend([
+            Workload::InsertScattered(SCATTERED_BATCH),
+            Workload::UpdateScattered(SCATTERED_BATCH),
+        ]);
         all.push(Workload::Delete);
         all.extend(BATCH_SIZES.map(Workload::DeleteBatch));
         all
@@ -125,6 +138,8 @@ impl Workload {
             Workload::InsertAboveBatch(n) => format!("insert_above_{n}"),
             Workload::UpdateBatch(n) => format!("update_{n}"),
             Workload::DeleteBatch(n) => format!("delete_{n}"),
+            Workload::InsertScattered(n) => format!("insert_scattered_{n}"),
+            Workload::UpdateScattered(n) => format!("update_scattered_{n}"),
             Workload::Page => "page_100".into(),
             Workload::Count => "count".into(),
         }
@@ -137,8 +152,10 @@ impl Workload {
             Workload::Get(_) | Workload::GetMissing => "get_user",
             Workload::Update => "update_username",
             Workload::Delete => "delete_user",
-            Workload::InsertBetweenBatch(_) | Workload::InsertAboveBatch(_) => "insert_users",
-            Workload::UpdateBatch(_) => "update_users",
+            Workload::InsertBetweenBatch(_)
+            | Workload::InsertAboveBatch(_)
+            | Workload::InsertScattered(_) => "insert_users",
+            Workload::UpdateBatch(_) | Workload::UpdateScattered(_) => "update_users",
             Workload::DeleteBatch(_) => "delete_users",
             Workload::Page => "list_users",
             Workload::Count => "count_users",
@@ -160,7 +177,9 @@ impl Workload {
             Workload::InsertBetweenBatch(n)
             | Workload::InsertAboveBatch(n)
             | Workload::UpdateBatch(n)
-            | Workload::DeleteBatch(n) => n,
+            | Workload::DeleteBatch(n)
+            | Workload::InsertScattered(n)
+            | Workload::UpdateScattered(n) => n,
             _ => 1,
         }
     }
@@ -171,7 +190,9 @@ impl Workload {
             Workload::InsertBetweenBatch(_)
             | Workload::InsertAboveBatch(_)
             | Workload::UpdateBatch(_)
-            | Workload::DeleteBatch(_) => BATCH_MESSAGES,
+            | Workload::DeleteBatch(_)
+            | Workload::InsertScattered(_)
+            | Workload::UpdateScattered(_) => BATCH_MESSAGES,
             Workload::Page | Workload::Count | Workload::Get(Mode::Replicated) => READ_MESSAGES,
             _ => SPREAD_MESSAGES,
         }
@@ -214,6 +235,33 @@ impl Default for Ids {
 }
 
 impl Ids {
+    /// `n` new ids between `n` consecutive existing ones, from a start drawn uniformly.
+    fn between_run(&mut self, n: usize) -> Vec<u64> {
+        self.between
+            .take_run(n as u64)
+            .map(|position| position * ID_STEP + 5)
+            .collect()
+    }
+
+    /// `n` consecutive existing ids (none deleted), from a start drawn uniformly.
+    fn existing_run(&mut self, n: usize) -> Vec<u64> {
+        loop {
+            let start = self.existing.below(ROWS - n as u64 + 1);
+            let run = start..start + n as u64;
+            if run.clone().all(|position| !self.deleted.contains(position)) {
+                return run.map(|position| position * ID_STEP).collect();
+            }
+        }
+    }
+
+    /// `n` consecutive existing ids, each deleted from now on, from a start drawn uniformly.
+    fn delete_run(&mut self, n: usize) -> Vec<u64> {
+        self.deleted
+            .take_run(n as u64)
+            .map(|position| position * ID_STEP)
+            .collect()
+    }
+
     /// `n` new ids between existing ones, spread over the table.
     fn between(&mut self, n: usize) -> Vec<u64> {
         let mut ids: Vec<u64> = self
@@ -296,17 +344,25 @@ pub fn argument(workload: Workload, ids: &mut Ids) -> Result<Vec<u8>, String> {
         Workload::Update => encode((ids.existing(), "r".repeat(USERNAME_BYTES))),
         Workload::Delete => encode((ids.to_delete(1)[0],)),
         Workload::InsertBetweenBatch(n) => {
+            encode((ids.between_run(n).into_iter().map(new_user).collect::<Vec<_>>(),))
+        }
+        Workload::InsertScattered(n) => {
             encode((ids.between(n).into_iter().map(new_user).collect::<Vec<_>>(),))
         }
         Workload::InsertAboveBatch(n) => {
             encode((ids.above(n).into_iter().map(new_user).collect::<Vec<_>>(),))
         }
         Workload::UpdateBatch(n) => encode((ids
+            .existing_run(n)
+            .into_iter()
+            .map(renamed)
+            .collect::<Vec<_>>(),)),
+        Workload::UpdateScattered(n) => encode((ids
             .existing_batch(n)
             .into_iter()
             .map(renamed)
             .collect::<Vec<_>>(),)),
-        Workload::DeleteBatch(n) => encode((ids.to_delete(n),)),
+        Workload::DeleteBatch(n) => encode((ids.delete_run(n),)),
         Workload::Page => encode((Some(ids.existing()), 100u32)),
         Workload::Count => encode(()),
     }

@@ -126,6 +126,29 @@ proptest! {
         read_back(Encode!(&after, &limit).unwrap(), (after, limit));
     }
 
+    /// The borrowed reading of a one-user call gives what `candid` decodes, borrowed from
+    /// the message, and refuses (for `candid` to decode) whatever the owned reading refuses.
+    #[test]
+    fn named_arguments_read_as_candid_decodes_them(user in users(), byte in any::<u8>()) {
+        let insert = Encode!(&user).unwrap();
+        let parts = read_named::<InsertUserArgs>(&insert);
+        prop_assert_eq!(parts, Some(IdAndName { id: user.id, username: &user.username }));
+        let rename = Encode!(&user.id, &user.username).unwrap();
+        let parts = read_named::<RenameArgs>(&rename);
+        prop_assert_eq!(parts, Some(IdAndName { id: user.id, username: &user.username }));
+        // The other call's message is not read as this one's.
+        prop_assert_eq!(read_named::<InsertUserArgs>(&rename), None);
+        let mut altered = insert.clone();
+        let last = altered.len() - 1;
+        altered[last] = byte;
+        let owned = read::<User>(&altered);
+        let borrowed = read_named::<InsertUserArgs>(&altered);
+        prop_assert_eq!(
+            borrowed.map(|parts| (parts.id, parts.username.to_owned())),
+            owned.map(|user| (user.id, user.username))
+        );
+    }
+
     /// Any change to a message (a byte replaced, bytes cut or added) decodes as `candid`
     /// decodes it, whichever path it takes.
     #[test]
