@@ -165,17 +165,20 @@ impl<M: Memory> UserStore for BTreeStore<M> {
 
     fn update_username(&mut self, id: u64, username: &str) -> Result<User, StoreError> {
         limits::check_username(username)?;
-        // One B-tree walk on the happy path; an unknown id is removed again.
-        match self.users.insert(id, Username(username.to_owned())) {
-            Some(previous) => Ok(User {
-                id,
-                username: previous.0,
-            }),
-            None => {
-                self.users.remove(&id);
-                Err(StoreError::NotFound { id })
-            }
+        // An unknown id is found before anything is written: a write and its undo would
+        // cost the pages they touch, and a full stable memory would trap a call that should
+        // answer `NotFound`. The lookup reads the nodes the insert then writes.
+        if !self.users.contains_key(&id) {
+            return Err(StoreError::NotFound { id });
         }
+        let previous = self
+            .users
+            .insert(id, Username(username.to_owned()))
+            .ok_or_else(|| StoreError::storage("updating a user", "the user vanished"))?;
+        Ok(User {
+            id,
+            username: previous.0,
+        })
     }
 
     fn delete(&mut self, id: u64) -> Result<User, StoreError> {
@@ -190,21 +193,13 @@ impl<M: Memory> UserStore for BTreeStore<M> {
 
     fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
-        // One B-tree walk per row on the happy path: `insert` returns the value it replaced,
-        // so an unknown id is found by the write itself. Then that row is removed again and
-        // the rows written before it get their old names back, newest first.
-        let mut replaced = Vec::with_capacity(users.len());
+        // Every id is looked up before the first write, so an unknown one fails the batch
+        // with nothing written (see `update_username`).
+        if let Some(unknown) = users.iter().find(|user| !self.users.contains_key(&user.id)) {
+            return Err(StoreError::NotFound { id: unknown.id });
+        }
         for user in users {
-            match self.users.insert(user.id, Username(user.username.clone())) {
-                Some(previous) => replaced.push((user.id, previous)),
-                None => {
-                    self.users.remove(&user.id);
-                    for (id, previous) in replaced.into_iter().rev() {
-                        self.users.insert(id, previous);
-                    }
-                    return Err(StoreError::NotFound { id: user.id });
-                }
-            }
+            self.users.insert(user.id, Username(user.username.clone()));
         }
         Ok(users.len() as u64)
     }

@@ -61,6 +61,15 @@ pub enum StoreError {
         /// A human-readable explanation.
         reason: String,
     },
+    /// The canister's stable memory is within [`crate::limits::HEADROOM_PAGES`] of the limit
+    /// its settings give (`InitArgs.stable_memory_limit_pages`): inserts are refused, while
+    /// updates and deletes keep working in the room left for them.
+    StorageFull {
+        /// Stable memory in use, in 64 KiB pages.
+        used_pages: u64,
+        /// The limit, in 64 KiB pages.
+        limit_pages: u64,
+    },
     /// The storage engine failed; `message` is the engine's own text.
     Storage {
         /// The engine's error message, with context.
@@ -111,6 +120,14 @@ impl fmt::Display for StoreError {
             }
             Self::Unauthorized { caller } => write!(f, "{caller} may not write to this store"),
             Self::InvalidConfig { reason } => write!(f, "invalid configuration: {reason}"),
+            Self::StorageFull {
+                used_pages,
+                limit_pages,
+            } => write!(
+                f,
+                "stable memory is full: {used_pages} of {limit_pages} pages in use; inserts are \
+                 refused, deletes and updates still work"
+            ),
             Self::Storage { message } => write!(f, "storage failure: {message}"),
         }
     }

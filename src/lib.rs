@@ -65,3 +65,9 @@ pub use user::{User, UsernameBuf};
 
 #[cfg(all(test, feature = "sqlite"))]
 mod tests;
+
+/// The README's Rust examples, compiled and run as doctests (the canister recipes are
+/// compared with the canisters' sources by their own tests instead).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

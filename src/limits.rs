@@ -95,6 +95,27 @@ pub fn check_id_batch(ids: &[u64]) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Stable-memory pages (64 KiB each) kept free below a canister's configured stable memory
+/// limit: inserts are refused once fewer are left ([`StoreError::StorageFull`]), so that
+/// updates and deletes, which may need a few pages (a B-tree delete may allocate a node while
+/// it rebalances, SQLite writes its journal), still work. Two of the memory manager's 8 MiB
+/// buckets, which a virtual memory grows by at once: 16 MiB.
+pub const HEADROOM_PAGES: u64 = 256;
+
+/// Checks that an insert may use stable memory: `used_pages` in use, `limit_pages` the
+/// canister's configured limit (`None`: no limit but the IC's).
+pub fn check_room_to_insert(used_pages: u64, limit_pages: Option<u64>) -> Result<(), StoreError> {
+    match limit_pages {
+        Some(limit_pages) if used_pages.saturating_add(HEADROOM_PAGES) > limit_pages => {
+            Err(StoreError::StorageFull {
+                used_pages,
+                limit_pages,
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Checks a page size: at least 1 and at most [`MAX_PAGE_SIZE`].
 pub fn check_page_size(limit: u32) -> Result<(), StoreError> {
     if limit == 0 {
@@ -112,6 +133,20 @@ pub fn check_page_size(limit: u32) -> Result<(), StoreError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn inserts_are_refused_within_the_headroom_of_the_limit() {
+        use super::*;
+        assert_eq!(check_room_to_insert(u64::MAX, None), Ok(()));
+        assert_eq!(check_room_to_insert(1_000 - HEADROOM_PAGES, Some(1_000)), Ok(()));
+        assert_eq!(
+            check_room_to_insert(1_001 - HEADROOM_PAGES, Some(1_000)),
+            Err(StoreError::StorageFull {
+                used_pages: 1_001 - HEADROOM_PAGES,
+                limit_pages: 1_000
+            })
+        );
+    }
+
     use super::*;
 
     #[test]

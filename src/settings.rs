@@ -29,6 +29,12 @@ pub struct InitArgs<C> {
     /// 40,000,000,000 (the IC's update limit). At install `None` means the IC's limit; at
     /// upgrade `None` keeps the current budget.
     pub instruction_budget: Option<u64>,
+    /// The stable memory the canister may use, in 64 KiB pages: set it to the memory
+    /// allocation the canister has on the IC. Inserts are refused with `StorageFull` once
+    /// fewer than 256 pages (16 MiB) are left, so that updates and deletes still work. At
+    /// least 512; at install `None` means no limit but the IC's; at upgrade `None` keeps the
+    /// current one.
+    pub stable_memory_limit_pages: Option<u64>,
     /// The earlier interface's SQLite configuration, replaced by `config`: refused with an
     /// error that says so, rather than ignored.
     pub sqlite: Option<Reserved>,
@@ -43,6 +49,7 @@ impl<C> Default for InitArgs<C> {
             writers: None,
             config: None,
             instruction_budget: None,
+            stable_memory_limit_pages: None,
             sqlite: None,
         }
     }
@@ -85,6 +92,8 @@ pub struct Settings<C> {
     /// The instruction budget of one update message; `None` (also what settings saved
     /// before this field existed decode to) means [`UPDATE_INSTRUCTION_LIMIT`].
     pub instruction_budget: Option<u64>,
+    /// The stable memory the canister may use, in pages; `None`: no limit but the IC's.
+    pub stable_memory_limit_pages: Option<u64>,
 }
 
 impl<C: CandidType + DeserializeOwned + Clone> Storable for Settings<C> {
@@ -120,6 +129,7 @@ impl<C: CandidType + DeserializeOwned + Clone> Settings<C> {
             None => Writers::installer_and_controllers(installer),
         };
         let instruction_budget = checked_budget(args.instruction_budget)?;
+        let stable_memory_limit_pages = checked_memory_limit(args.stable_memory_limit_pages)?;
         Self {
             writers,
             engine: Some(E::NAME.to_string()),
@@ -127,6 +137,7 @@ impl<C: CandidType + DeserializeOwned + Clone> Settings<C> {
             config: Some(config),
             earlier_config: None,
             instruction_budget,
+            stable_memory_limit_pages,
         }
         .checked_size()
     }
@@ -151,6 +162,10 @@ impl<C: CandidType + DeserializeOwned + Clone> Settings<C> {
             Some(budget) => checked_budget(Some(budget))?,
             None => self.instruction_budget,
         };
+        let stable_memory_limit_pages = match args.stable_memory_limit_pages {
+            Some(limit) => checked_memory_limit(Some(limit))?,
+            None => self.stable_memory_limit_pages,
+        };
         Self {
             writers,
             engine: Some(E::NAME.to_string()),
@@ -158,6 +173,7 @@ impl<C: CandidType + DeserializeOwned + Clone> Settings<C> {
             config: Some(config),
             earlier_config: None,
             instruction_budget,
+            stable_memory_limit_pages,
         }
         .checked_size()
     }
@@ -219,6 +235,7 @@ impl<C: CandidType + DeserializeOwned + Clone> Settings<C> {
             config: None,
             earlier_config: None,
             instruction_budget: None,
+            stable_memory_limit_pages: None,
         };
         Ok(StableCell::init(memory, placeholder).get().clone())
     }
@@ -291,6 +308,17 @@ fn checked_writers(principals: Vec<Principal>) -> Result<Writers, StoreError> {
     }
     Ok(Writers::only(principals))
 }
+/// Checks a configured stable memory limit: room for the headroom twice at least.
+fn checked_memory_limit(limit: Option<u64>) -> Result<Option<u64>, StoreError> {
+    let minimum = 2 * crate::limits::HEADROOM_PAGES;
+    match limit {
+        Some(pages) if pages < minimum => Err(StoreError::invalid_config(format!(
+            "stable_memory_limit_pages must be at least {minimum}, not {pages}"
+        ))),
+        limit => Ok(limit),
+    }
+}
+
 fn checked_budget(budget: Option<u64>) -> Result<Option<u64>, StoreError> {
     if let Some(budget) = budget {
         check_budget(budget)?;

@@ -11,6 +11,44 @@ use crate::error::StoreError;
 use crate::service::args::IdAndName;
 use crate::user::{User, UsernameBuf};
 
+/// The update methods that write, which only writers may call.
+pub const WRITE_METHODS: [&str; 6] = [
+    "insert_user",
+    "insert_users",
+    "update_username",
+    "delete_user",
+    "update_users",
+    "delete_users",
+];
+
+/// The methods whose argument is a batch (up to the IC's 2 MiB message).
+pub const BATCH_METHODS: [&str; 3] = ["insert_users", "update_users", "delete_users"];
+
+/// Most bytes of any other method's argument. In the `candid` crate's encoding a user with
+/// the longest username takes under 200; a client may send a subtype with fields the store
+/// does not know (Candid skips them), which this leaves room for.
+pub const MAX_ONE_ROW_ARGUMENT_BYTES: usize = 16 * 1024;
+
+/// `canister_inspect_message`: whether to accept an ingress message calling `method` with
+/// `argument_bytes` of argument, before the IC charges the canister for running it. Writes
+/// from anyone but a writer are refused, and any argument longer than its method can need.
+/// Only ingress messages are inspected: the methods check the caller again, for calls from
+/// other canisters.
+pub fn inspect<E: StorageEngine>(
+    state: &StoreState<E>,
+    env: &impl CallEnv,
+    method: &str,
+    argument_bytes: usize,
+) -> bool {
+    if !BATCH_METHODS.contains(&method) && argument_bytes > MAX_ONE_ROW_ARGUMENT_BYTES {
+        return false;
+    }
+    if WRITE_METHODS.contains(&method) {
+        return state.may_write(env);
+    }
+    true
+}
+
 /// A storage failure traps (the IC rolls the message back); every other result is passed on.
 pub fn trap_on_storage_failure<R>(
     env: &impl CallEnv,
@@ -30,7 +68,7 @@ pub fn insert_user<E: StorageEngine>(
     env: &impl CallEnv,
     user: User,
 ) -> Result<(), StoreError> {
-    let store = state.writer(env)?;
+    let store = state.inserter(env)?;
     trap_on_storage_failure(env, store.insert(user))
 }
 
@@ -40,7 +78,7 @@ pub fn insert_user_parts<E: StorageEngine>(
     env: &impl CallEnv,
     user: IdAndName<'_>,
 ) -> Result<(), StoreError> {
-    let store = state.writer(env)?;
+    let store = state.inserter(env)?;
     trap_on_storage_failure(env, store.insert_parts(user.id, user.username))
 }
 

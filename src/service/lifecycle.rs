@@ -60,5 +60,6 @@ fn save_and_open<E: StorageEngine>(
     super::reply::prepare_query_replies()
         .map_err(|error| StoreError::storage("encoding the reply types", error))?;
     let budget = settings.effective_instruction_budget();
-    Ok(StoreState::new(store, settings.writers, budget))
+    Ok(StoreState::new(store, settings.writers, budget)
+        .with_stable_memory_limit(settings.stable_memory_limit_pages))
 }

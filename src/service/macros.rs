@@ -62,6 +62,15 @@ macro_rules! export_user_table_api {
             }
         }
 
+        /// Refuses, before the canister pays for running them, ingress writes from anyone but
+        /// a writer and arguments longer than their method can need
+        /// (`userstore::service::api::inspect`).
+        #[cfg_attr(target_family = "wasm", export_name = "canister_inspect_message")]
+        #[allow(dead_code)]
+        fn __userstore_inspect_message() {
+            __userstore_state(|state| ::userstore::service::env::inspect_message(state));
+        }
+
         #[::ic_cdk::post_upgrade]
         fn post_upgrade(args: Option<::userstore::InitArgsOf<$engine>>) {
             let raw_args = ::ic_cdk::api::msg_arg_data();

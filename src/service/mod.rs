@@ -42,12 +42,17 @@ pub struct Limits {
     /// Most instructions one update message may spend; batches that might cost more are
     /// refused up front.
     pub instruction_budget: u64,
+    /// The stable memory the canister may use, in 64 KiB pages, if its settings give one:
+    /// inserts are refused 256 pages (16 MiB) before it.
+    pub stable_memory_limit_pages: Option<u64>,
 }
 
 impl Limits {
-    /// The limits this build enforces, with the canister's `instruction_budget`.
-    pub fn with_budget(instruction_budget: u64) -> Self {
+    /// The limits this build enforces, with the canister's `instruction_budget` and stable
+    /// memory limit.
+    pub fn with_budget(instruction_budget: u64, stable_memory_limit_pages: Option<u64>) -> Self {
         Self {
+            stable_memory_limit_pages,
             max_username_bytes: limits::MAX_USERNAME_BYTES as u64,
             max_batch_size: limits::MAX_BATCH_SIZE as u64,
             max_page_size: u64::from(limits::MAX_PAGE_SIZE),
@@ -95,6 +100,7 @@ pub struct StoreState<E: StorageEngine> {
     /// message touches costs instructions, docs/metering.md §6).
     first_writer: Option<Principal>,
     instruction_budget: u64,
+    stable_memory_limit_pages: Option<u64>,
 }
 
 impl<E: StorageEngine> StoreState<E> {
@@ -106,7 +112,28 @@ impl<E: StorageEngine> StoreState<E> {
             first_writer: writers.principals.first().copied(),
             writers,
             instruction_budget,
+            stable_memory_limit_pages: None,
         }
+    }
+
+    /// Refuses inserts once stable memory comes within the headroom of `limit_pages`
+    /// ([`limits::check_room_to_insert`]).
+    pub fn with_stable_memory_limit(mut self, limit_pages: Option<u64>) -> Self {
+        self.stable_memory_limit_pages = limit_pages;
+        self
+    }
+
+    /// The store, for an insert by the caller of `env`: a writer's, and only while stable
+    /// memory has room for it ([`StoreError::StorageFull`] otherwise).
+    pub fn inserter(&mut self, env: &impl CallEnv) -> Result<&mut E, StoreError> {
+        self.authorize(env)?;
+        limits::check_room_to_insert(env.stable_memory_pages(), self.stable_memory_limit_pages)?;
+        Ok(&mut self.store)
+    }
+
+    /// Whether the caller of `env` may write.
+    pub fn may_write(&self, env: &impl CallEnv) -> bool {
+        self.authorize(env).is_ok()
     }
 
     /// `Ok` if the caller of `env` may write: the first writer without reading the list.
@@ -144,6 +171,12 @@ impl<E: StorageEngine> StoreState<E> {
         rows: usize,
     ) -> Result<&mut E, StoreError> {
         self.authorize(env)?;
+        if write == BatchWrite::Insert {
+            limits::check_room_to_insert(
+                env.stable_memory_pages(),
+                self.stable_memory_limit_pages,
+            )?;
+        }
         let instructions_left = self
             .instruction_budget
             .saturating_sub(env.instructions_used());
@@ -161,7 +194,7 @@ impl<E: StorageEngine> StoreState<E> {
         CanisterConfig {
             engine: EngineInfo::of(&self.store),
             writers: self.writers.clone(),
-            limits: Limits::with_budget(self.instruction_budget),
+            limits: Limits::with_budget(self.instruction_budget, self.stable_memory_limit_pages),
         }
     }
 

@@ -73,4 +73,13 @@ pub trait Ic {
     /// message trap part way as the IC traps one that exceeds its limit. Returns `false`
     /// where the backend cannot (PocketIC).
     fn set_update_instruction_limit(&self, id: Principal, limit: u64) -> bool;
+
+    /// icrun only: makes canister `id`'s `stable64_grow` fail past `pages` (or lifts the
+    /// limit with `None`), as the IC does past a canister's memory allocation. Returns
+    /// `false` where the backend cannot (PocketIC).
+    fn set_stable_memory_limit(&self, id: Principal, pages: Option<u64>) -> bool;
+
+    /// icrun only: makes canister `id`'s `memory.grow` fail past `pages` of Wasm heap (or
+    /// lifts the limit with `None`). Returns `false` where the backend cannot (PocketIC).
+    fn set_heap_limit(&self, id: Principal, pages: Option<u64>) -> bool;
 }

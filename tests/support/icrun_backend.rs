@@ -114,6 +114,24 @@ impl Ic for IcrunIc {
         self.last_update_instructions.get()
     }
 
+    fn set_stable_memory_limit(&self, id: Principal, pages: Option<u64>) -> bool {
+        let mut world = self.world.borrow_mut();
+        let Some(canister) = world.canister_mut(id) else {
+            return false;
+        };
+        canister.set_stable_memory_limit(pages);
+        true
+    }
+
+    fn set_heap_limit(&self, id: Principal, pages: Option<u64>) -> bool {
+        let mut world = self.world.borrow_mut();
+        let Some(canister) = world.canister_mut(id) else {
+            return false;
+        };
+        canister.set_heap_limit(pages);
+        true
+    }
+
     fn set_update_instruction_limit(&self, id: Principal, limit: u64) -> bool {
         let mut world = self.world.borrow_mut();
         let Some(canister) = world.canister_mut(id) else {

@@ -71,6 +71,14 @@ impl Ic for PocketIc {
         None
     }
 
+    fn set_stable_memory_limit(&self, _id: Principal, _pages: Option<u64>) -> bool {
+        false
+    }
+
+    fn set_heap_limit(&self, _id: Principal, _pages: Option<u64>) -> bool {
+        false
+    }
+
     fn set_update_instruction_limit(&self, _id: Principal, _limit: u64) -> bool {
         false
     }

@@ -19,6 +19,19 @@ mod tests {
         assert_eq!(checked, Ok(()));
     }
 
+    /// The README's recipe of a store canister is this canister's code.
+    #[test]
+    fn the_readme_shows_this_canister_as_it_is() {
+        let code = include_str!("lib.rs");
+        let start = code.find("use userstore::engine").expect("the recipe");
+        let end = code.find("ic_cdk::export_candid!();").expect("its end") + 25;
+        let readme = include_str!("../../../README.md");
+        assert!(
+            readme.contains(&code[start..end]),
+            "README.md must show canisters/page-tree/src/lib.rs's recipe as it is"
+        );
+    }
+
     /// Every store canister exports the same service, by construction, but for its engine's
     /// configuration; this pins it.
     #[test]

@@ -1,0 +1,129 @@
+//! The upgrade matrix: every store canister's Wasm upgraded to every other's. The same engine
+//! keeps every row; another engine's Wasm is refused before it writes anything, with an error
+//! that names both engines, and the canister keeps running its own with every row. The
+//! canisters of the release before the engine was recorded (`tests/fixtures/earlier/`, built
+//! from commit d1484ae) are upgraded the same way: their engine is worked out from the
+//! layout, recorded at that upgrade, and kept from then on.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::rc::Rc;
+use userstore::{StoreError, User};
+use userstore_e2e::{canister_wasm, controller, encode, new_ic, owner, Deployed, Ic};
+
+fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
+    ids.into_iter()
+        .map(|id| User::new(id, format!("user-{id:05}")))
+        .collect()
+}
+
+/// The earlier release's canisters kept as fixtures: `(canister, engine name)`.
+const EARLIER: [(&str, &str); 3] = [
+    ("btree", "StableBTreeMap"),
+    ("sqlite", "Sqlite"),
+    ("stable-sqlite", "StableSqlite"),
+];
+
+/// The earlier release's Wasm of `canister`.
+fn earlier_wasm(canister: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/earlier")
+        .join(format!("{canister}.wasm.gz"));
+    let file = std::fs::File::open(&path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let mut wasm = Vec::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_end(&mut wasm)
+        .expect("a gzipped Wasm");
+    wasm
+}
+
+/// A canister running `wasm`, with `rows` users inserted through it.
+fn filled(ic: &Rc<dyn Ic>, wasm: Vec<u8>, rows: u64) -> Principal {
+    let id = ic.create_canister(vec![controller(), owner()]);
+    ic.install_canister(id, wasm, encode((None::<()>,)), owner())
+        .expect("installs");
+    let (inserted,): (Result<u64, StoreError>,) = candid::decode_args(
+        &ic.update_call(id, owner(), "insert_users", encode((users(0..rows),)))
+            .expect("insert_users replies"),
+    )
+    .expect("decodes");
+    assert_eq!(inserted, Ok(rows));
+    id
+}
+
+use candid::Principal;
+
+fn count(ic: &Rc<dyn Ic>, id: Principal) -> u64 {
+    let reply = ic
+        .query_call(id, Principal::anonymous(), "count_users", encode(()))
+        .expect("count_users replies");
+    let (count,): (Result<u64, StoreError>,) = candid::decode_args(&reply).expect("decodes");
+    count.expect("count_users")
+}
+
+fn upgrade(ic: &Rc<dyn Ic>, id: Principal, wasm: Vec<u8>) -> Result<(), userstore_e2e::Rejected> {
+    ic.upgrade_canister(id, wasm, encode((None::<()>,)), controller())
+}
+
+/// Upgrades a canister of engine `from` (running `wasm`) to every registered store's Wasm;
+/// returns the pairs tried.
+fn upgrade_to_every_store(ic: &Rc<dyn Ic>, from: &str, wasm: impl Fn() -> Vec<u8>) -> usize {
+    let mut tried = 0;
+    for to in engine_registry::engines() {
+        let id = filled(ic, wasm(), 40);
+        let outcome = upgrade(ic, id, canister_wasm(&to.canister));
+        tried += 1;
+        if to.name == from {
+            outcome.unwrap_or_else(|reject| panic!("{from} to {}: {reject}", to.name));
+            assert_eq!(count(ic, id), 40, "{from} to {}: every row kept", to.name);
+            let (more,): (Result<u64, StoreError>,) = candid::decode_args(
+                &ic.update_call(id, owner(), "insert_users", encode((users(100..110),)))
+                    .expect("replies"),
+            )
+            .expect("decodes");
+            assert_eq!(more, Ok(10), "{from} to {}: writes go on", to.name);
+        } else {
+            let reject = outcome.expect_err("an upgrade to another engine is refused");
+            assert!(
+                reject.message.contains(from) && reject.message.contains(&to.name),
+                "{from} to {}: the refusal names both engines: {reject}",
+                to.name
+            );
+            assert_eq!(count(ic, id), 40, "{from} to {}: every row kept", to.name);
+        }
+    }
+    tried
+}
+
+#[test]
+fn every_store_wasm_upgraded_to_every_other() {
+    let ic = new_ic();
+    let mut tried = 0;
+    for from in engine_registry::engines() {
+        tried += upgrade_to_every_store(&ic, &from.name, || canister_wasm(&from.canister));
+    }
+    let engines = engine_registry::engines().len();
+    assert_eq!(tried, engines * engines);
+}
+
+#[test]
+fn the_earlier_release_upgraded_to_every_store() {
+    let ic = new_ic();
+    for (canister, engine) in EARLIER {
+        upgrade_to_every_store(&ic, engine, || earlier_wasm(canister));
+    }
+}
+
+#[test]
+fn an_earlier_canister_once_upgraded_records_its_engine_and_refuses_the_others_after() {
+    let ic = new_ic();
+    let id = filled(&ic, earlier_wasm("sqlite"), 25);
+    upgrade(&ic, id, canister_wasm("sqlite")).expect("the same engine");
+    // From now on the engine is recorded: another engine is refused, naming it.
+    let reject = upgrade(&ic, id, canister_wasm("stable-sqlite")).expect_err("refused");
+    assert!(reject.message.contains("Sqlite engine"), "{reject}");
+    assert_eq!(count(&ic, id), 25);
+    let store = Deployed::install(&ic, "btree", encode((None::<()>,))).expect("installs");
+    assert_eq!(store.count_users(), 0);
+}
