@@ -137,7 +137,10 @@ mod tests {
     fn inserts_are_refused_within_the_headroom_of_the_limit() {
         use super::*;
         assert_eq!(check_room_to_insert(u64::MAX, None), Ok(()));
-        assert_eq!(check_room_to_insert(1_000 - HEADROOM_PAGES, Some(1_000)), Ok(()));
+        assert_eq!(
+            check_room_to_insert(1_000 - HEADROOM_PAGES, Some(1_000)),
+            Ok(())
+        );
         assert_eq!(
             check_room_to_insert(1_001 - HEADROOM_PAGES, Some(1_000)),
             Err(StoreError::StorageFull {

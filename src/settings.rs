@@ -32,7 +32,7 @@ pub struct InitArgs<C> {
     /// The stable memory the canister may use, in 64 KiB pages: set it to the memory
     /// allocation the canister has on the IC. Inserts are refused with `StorageFull` once
     /// fewer than 256 pages (16 MiB) are left, so that updates and deletes still work. At
-    /// least 512; at install `None` means no limit but the IC's; at upgrade `None` keeps the
+    /// least 257; at install `None` means no limit but the IC's; at upgrade `None` keeps the
     /// current one.
     pub stable_memory_limit_pages: Option<u64>,
     /// The earlier interface's SQLite configuration, replaced by `config`: refused with an
@@ -308,9 +308,9 @@ fn checked_writers(principals: Vec<Principal>) -> Result<Writers, StoreError> {
     }
     Ok(Writers::only(principals))
 }
-/// Checks a configured stable memory limit: room for the headroom twice at least.
+/// Checks a configured stable memory limit: more than the headroom.
 fn checked_memory_limit(limit: Option<u64>) -> Result<Option<u64>, StoreError> {
-    let minimum = 2 * crate::limits::HEADROOM_PAGES;
+    let minimum = crate::limits::HEADROOM_PAGES + 1;
     match limit {
         Some(pages) if pages < minimum => Err(StoreError::invalid_config(format!(
             "stable_memory_limit_pages must be at least {minimum}, not {pages}"

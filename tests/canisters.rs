@@ -257,9 +257,16 @@ fn writes_from_strangers_are_refused_and_change_nothing() {
     for (name, store) in every_store() {
         // An ingress write from a stranger is refused by inspect_message, before the
         // canister pays for running it; a read is accepted.
-        let refused = store.update_raw(stranger(), "insert_users", userstore_e2e::encode((users(0..3),)));
+        let refused = store.update_raw(
+            stranger(),
+            "insert_users",
+            userstore_e2e::encode((users(0..3),)),
+        );
         let reject = refused.expect_err("a stranger's ingress write is refused");
-        assert!(reject.message.contains("inspect") || reject.code == 4, "{name}: {reject}");
+        assert!(
+            reject.message.contains("inspect") || reject.code == 4,
+            "{name}: {reject}"
+        );
         assert_eq!(store.count_users(), 0, "{name}");
         let read = store.update_raw(stranger(), "count_users", userstore_e2e::encode(()));
         assert!(read.is_ok(), "{name}: reads are public: {read:?}");
@@ -276,7 +283,10 @@ fn arguments_longer_than_their_method_needs_are_refused_before_they_run() {
     for (name, store) in every_store() {
         let long = User::new(1, "x".repeat(20_000));
         let refused = store.update_raw(owner(), "insert_user", userstore_e2e::encode((long,)));
-        assert!(refused.is_err(), "{name}: a 20 KB one-row argument is refused");
+        assert!(
+            refused.is_err(),
+            "{name}: a 20 KB one-row argument is refused"
+        );
         // A batch may be long.
         let batch = users(0..1_000);
         assert_eq!(store.insert_users(batch), Ok(1_000), "{name}");

@@ -4,9 +4,7 @@
 
 use userstore::budget::MIN_INSTRUCTION_BUDGET;
 use userstore::{Limit, StoreError, User};
-use userstore_e2e::{
-    every_store, new_ic, owner, plain_args, CommonConfig, Deployed, PlainArgs,
-};
+use userstore_e2e::{every_store, new_ic, owner, plain_args, CommonConfig, Deployed, PlainArgs};
 
 fn users(ids: impl IntoIterator<Item = u64>) -> Vec<User> {
     ids.into_iter()

@@ -29,8 +29,8 @@ fn earlier_wasm(canister: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/earlier")
         .join(format!("{canister}.wasm.gz"));
-    let file = std::fs::File::open(&path)
-        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let file =
+        std::fs::File::open(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     let mut wasm = Vec::new();
     flate2::read::GzDecoder::new(file)
         .read_to_end(&mut wasm)

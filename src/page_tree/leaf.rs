@@ -238,7 +238,11 @@ impl<'m, M: Memory> Leaf<'m, M> {
     }
 
     /// The username of the user at `index` into `username` (no heap allocation).
-    pub fn username_into(&self, index: usize, username: &mut UsernameBuf) -> Result<(), StoreError> {
+    pub fn username_into(
+        &self,
+        index: usize,
+        username: &mut UsernameBuf,
+    ) -> Result<(), StoreError> {
         self.username_at(self.offset(index)?, username).map(|_| ())
     }
 

@@ -286,7 +286,9 @@ impl Drop for AlignedEntries {
     fn drop(&mut self) {
         if self.capacity > 0 {
             // SAFETY: allocated by `reserve_one` with this layout.
-            unsafe { std::alloc::dealloc(self.pointer.as_ptr().cast(), Self::layout(self.capacity)) }
+            unsafe {
+                std::alloc::dealloc(self.pointer.as_ptr().cast(), Self::layout(self.capacity))
+            }
         }
     }
 }

@@ -186,8 +186,7 @@ impl<M: Memory> PageTreeStore<M> {
             if count == 0 {
                 self.index.remove(position);
                 self.meta.free(&self.memory, page, self.index.len());
-                self.meta
-                    .write_index(&self.memory, &self.index, position)?;
+                self.meta.write_index(&self.memory, &self.index, position)?;
             } else if live < UNDERFULL_BYTES {
                 self.rebalance(position)?;
             }

@@ -135,10 +135,7 @@ pub fn update_username_into<E: StorageEngine>(
     previous: &mut UsernameBuf,
 ) -> Result<(), StoreError> {
     let store = state.writer(env)?;
-    trap_on_storage_failure(
-        env,
-        store.update_into(rename.id, rename.username, previous),
-    )
+    trap_on_storage_failure(env, store.update_into(rename.id, rename.username, previous))
 }
 
 /// `delete_user` with the deleted username into `deleted`.

@@ -165,10 +165,7 @@ impl NamedArgs for RenameArgs {
     type Owned = (u64, String);
 
     fn parts((id, username): &(u64, String)) -> IdAndName<'_> {
-        IdAndName {
-            id: *id,
-            username,
-        }
+        IdAndName { id: *id, username }
     }
 }
 

@@ -117,7 +117,10 @@ mod tests {
         let mut runs = Distinct::new(4, 1_000);
         let first = runs.take_run(100);
         let second = runs.take_run(100);
-        assert_eq!((first.end - first.start, second.end - second.start), (100, 100));
+        assert_eq!(
+            (first.end - first.start, second.end - second.start),
+            (100, 100)
+        );
         assert!(first.end <= second.start || second.end <= first.start);
     }
 }

@@ -2,8 +2,8 @@
 //! touched, what it holds, and the function that first touched (and first wrote) it — the
 //! instrument for cutting pages under the IC's current meter (docs/metering.md §6).
 
-use icrun::{Canister, HeapLayout, MemoryKind, PageTouch, StableMemory};
 use ic_stable_structures::Memory;
+use icrun::{Canister, HeapLayout, MemoryKind, PageTouch, StableMemory};
 use serde::Serialize;
 use userstore::layout::{self, formats, REGION_FIRST_PAGE};
 
@@ -78,7 +78,10 @@ fn memory_name(id: u8) -> &'static str {
         (layout::BTREE_USERS_MEMORY_ID, "B-tree (earlier layout)"),
         (layout::SQLITE_DATABASE_MEMORY_ID, "SQLite database file"),
         (layout::ENGINE_DATA_MEMORY_ID, "engine data"),
-        (layout::STABLE_SQLITE_DATABASE_MEMORY_ID, "stable SQLite database"),
+        (
+            layout::STABLE_SQLITE_DATABASE_MEMORY_ID,
+            "stable SQLite database",
+        ),
     ];
     if layout::FILE_SYSTEM_MEMORY_IDS.contains(&id) {
         return "WASI file system";

@@ -2,8 +2,8 @@
 //! share (its virtual memories and its region, as the memory manager's header records them;
 //! without the header page, the settings and the unused rest of the manager's buckets).
 
-use ic_stable_structures::Memory;
 use crate::page_map::View;
+use ic_stable_structures::Memory;
 use icrun::StableMemory;
 use serde::Serialize;
 use userstore::layout::{formats, REGION_FIRST_PAGE};

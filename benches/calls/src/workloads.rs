@@ -343,9 +343,11 @@ pub fn argument(workload: Workload, ids: &mut Ids) -> Result<Vec<u8>, String> {
         Workload::GetMissing => encode((ids.existing() + 7,)),
         Workload::Update => encode((ids.existing(), "r".repeat(USERNAME_BYTES))),
         Workload::Delete => encode((ids.to_delete(1)[0],)),
-        Workload::InsertBetweenBatch(n) => {
-            encode((ids.between_run(n).into_iter().map(new_user).collect::<Vec<_>>(),))
-        }
+        Workload::InsertBetweenBatch(n) => encode((ids
+            .between_run(n)
+            .into_iter()
+            .map(new_user)
+            .collect::<Vec<_>>(),)),
         Workload::InsertScattered(n) => {
             encode((ids.between(n).into_iter().map(new_user).collect::<Vec<_>>(),))
         }
