@@ -32,6 +32,7 @@
 use rusqlite::ffi;
 use std::alloc::{self, Layout};
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::ffi::{c_int, c_uint, c_void};
 use std::mem::{self, MaybeUninit};
 use std::ptr::{self, NonNull};
@@ -53,10 +54,11 @@ const SLAB_ALIGN: usize = 64 * 1024;
 /// Many to a slab, so the headers SQLite writes on every fetch share few heap pages.
 const HEADERS_PER_SLAB: usize = 256;
 
-/// Page numbers from this one on are kept in the short list, not the index: 4 MiB pages
-/// (16 GiB at 4 KiB), so that a corrupt page number cannot make the index allocate more than
-/// 16 MiB.
-const MAX_INDEXED_PAGE: u32 = 1 << 22;
+/// Page numbers from this one on are kept in the map of far pages, not the index: 2^31 pages
+/// is 1 TiB at the smallest page size (512 B), more than a canister's stable memory holds
+/// (docs/metering.md §2), so every page of a real database is indexed, and a corrupt page
+/// number cannot make the index's chunk list larger than 131,072 entries (4 MiB).
+const MAX_INDEXED_PAGE: u32 = 1 << 31;
 
 /// The byte SQLite's file locking reserves (`PENDING_BYTE`, 1 GiB): its page holds no data.
 /// SQLite parks pages at that page number while it renumbers the pages of a split, so that
@@ -289,6 +291,25 @@ impl PageIndex {
         self.end
     }
 
+    /// The first page at or after number `from` and before `to`, skipping chunks never
+    /// allocated, so that a sweep over a sparse index costs what its pages do.
+    fn next_page(&self, mut from: usize, to: usize) -> Option<(usize, NonNull<Slot>)> {
+        while from < to {
+            match self.chunks.get(from / INDEX_CHUNK) {
+                Some(Some(chunk)) => {
+                    // SAFETY: an entry of a live chunk, written when the chunk was made.
+                    if let Some(slot) = NonNull::new(unsafe { *chunk.entry(from % INDEX_CHUNK) }) {
+                        return Some((from, slot));
+                    }
+                    from += 1;
+                }
+                Some(None) => from = (from / INDEX_CHUNK + 1) * INDEX_CHUNK,
+                None => return None,
+            }
+        }
+        None
+    }
+
     /// Frees the chunks that hold only page numbers from `limit` on (which must be absent).
     fn shrink_to(&mut self, limit: usize) {
         self.chunks.truncate(limit.div_ceil(INDEX_CHUNK));
@@ -329,9 +350,9 @@ struct StableCache {
     max_pages: usize,
     /// Page number → its slot ...
     index: PageIndex,
-    /// ... except for the pending-byte page and page numbers from [`MAX_INDEXED_PAGE`] on,
-    /// kept here; almost always empty.
-    far: Vec<(u32, *mut Slot)>,
+    /// ... except for the pending-byte page, page numbers from [`MAX_INDEXED_PAGE`] on and
+    /// pages whose index chunk could not be allocated, kept here; almost always empty.
+    far: BTreeMap<u32, *mut Slot>,
     /// The pending-byte page's number at this page size.
     pending_byte_page: u32,
     pages: usize,
@@ -366,7 +387,7 @@ impl StableCache {
                 chunks: Vec::new(),
                 end: 0,
             },
-            far: Vec::new(),
+            far: BTreeMap::new(),
             pending_byte_page: u32::try_from(PENDING_BYTE as usize / page_size + 1)
                 .unwrap_or(u32::MAX),
             pages: 0,
@@ -393,17 +414,14 @@ impl StableCache {
         if self.far.is_empty() {
             return None;
         }
-        self.far
-            .iter()
-            .find(|(far_key, _)| *far_key == key)
-            .and_then(|&(_, slot)| NonNull::new(slot))
+        self.far.get(&key).and_then(|&slot| NonNull::new(slot))
     }
 
     /// Files `slot` under page number `key` (which has no page): in the index, or in the
-    /// short list for far page numbers and when the index cannot allocate a chunk.
+    /// map of far pages for far page numbers and when the index cannot allocate a chunk.
     fn set(&mut self, key: u32, slot: *mut Slot) {
         if self.is_far(key) || !self.index.set(key, slot) {
-            self.far.push((key, slot));
+            self.far.insert(key, slot);
         }
     }
 
@@ -412,10 +430,11 @@ impl StableCache {
         if !self.is_far(key) && self.index.clear_if(key, slot) {
             return true;
         }
-        let before = self.far.len();
-        self.far
-            .retain(|&(far_key, far_slot)| far_key != key || far_slot != slot);
-        self.far.len() < before
+        if self.far.get(&key) == Some(&slot) {
+            self.far.remove(&key);
+            return true;
+        }
+        false
     }
 
     /// SQLite's `xFetch`: the cached page `key`, or a new one when `create` allows.
@@ -453,22 +472,35 @@ impl StableCache {
         slot.cast()
     }
 
-    /// Drops one unpinned page, if there is one.
+    /// Drops one unpinned page, if there is one: the next one on the clock hand's way round
+    /// the index, else a far one.
     fn evict_one(&mut self) -> bool {
         if self.all_pinned {
             return false;
         }
         let span = self.index.span();
-        for step in 0..span {
-            let key = (self.hand + step) % span;
-            if let Some(slot) = NonNull::new(self.index.get(key as u32)) {
+        let hand = self.hand.min(span);
+        for (from, to) in [(hand, span), (0, hand)] {
+            let mut at = from;
+            while let Some((key, slot)) = self.index.next_page(at, to) {
                 // SAFETY: a live slot of this cache.
                 if !unsafe { slot.as_ref() }.pinned {
                     self.hand = key + 1;
                     self.remove(slot.as_ptr());
                     return true;
                 }
+                at = key + 1;
             }
+        }
+        // SAFETY (in the filter): far slots are live slots of this cache.
+        let far = self
+            .far
+            .values()
+            .copied()
+            .find(|&slot| !unsafe { (*slot).pinned });
+        if let Some(slot) = far {
+            self.remove(slot);
+            return true;
         }
         self.all_pinned = true;
         false
@@ -532,10 +564,15 @@ impl StableCache {
         // SAFETY: callers pass live slots of this cache.
         let key = unsafe { (*slot).key };
         if self.unset(key, slot) {
-            self.pages -= 1;
-            update_stats(|stats| stats.pages = stats.pages.saturating_sub(1));
-            self.free.push(slot);
+            self.release(slot);
         }
+    }
+
+    /// Counts a slot whose page number is forgotten out and puts it on the free list.
+    fn release(&mut self, slot: *mut Slot) {
+        self.pages -= 1;
+        update_stats(|stats| stats.pages = stats.pages.saturating_sub(1));
+        self.free.push(slot);
     }
 
     /// SQLite's `xUnpin`: a page over the limit (a write transaction's dirty pages stay
@@ -569,21 +606,15 @@ impl StableCache {
 
     /// Drops every page numbered `limit` or above.
     fn truncate(&mut self, limit: u32) {
-        let limit = limit as usize;
-        for key in limit..self.index.span() {
-            if let Some(slot) = NonNull::new(self.index.get(key as u32)) {
-                self.remove(slot.as_ptr());
-            }
+        let span = self.index.span();
+        let mut at = limit as usize;
+        while let Some((key, slot)) = self.index.next_page(at, span) {
+            self.remove(slot.as_ptr());
+            at = key + 1;
         }
-        self.index.shrink_to(limit);
-        let beyond: Vec<*mut Slot> = self
-            .far
-            .iter()
-            .filter(|&&(key, _)| key as usize >= limit)
-            .map(|&(_, slot)| slot)
-            .collect();
-        for slot in beyond {
-            self.remove(slot);
+        self.index.shrink_to(limit as usize);
+        for (_, slot) in self.far.split_off(&limit) {
+            self.release(slot);
         }
     }
 }
@@ -827,6 +858,38 @@ mod tests {
         cache.unpin(far, true);
         assert!(fetch(&mut cache, u32::MAX - 1, 0).is_null());
         assert_eq!(cache.pages, 1);
+    }
+
+    #[test]
+    fn pages_past_the_old_limit_of_the_index_are_indexed_and_evicted() {
+        // 2^22 pages is 2 GiB at 512 B per page: a database a canister can hold.
+        let mut cache = cache();
+        cache.max_pages = 4;
+        let base = 1 << 22;
+        for key in base..base + 100 {
+            let page = fetch(&mut cache, key, 2);
+            cache.unpin(page, false);
+        }
+        assert!(cache.far.is_empty(), "indexed, not in the map of far pages");
+        assert!(cache.pages <= 4, "{} pages", cache.pages);
+    }
+
+    #[test]
+    fn far_pages_are_found_in_a_map_and_evicted_like_the_others() {
+        let mut cache = cache();
+        cache.max_pages = 8;
+        let base = MAX_INDEXED_PAGE;
+        for key in base..base + 1_000 {
+            let page = fetch(&mut cache, key, 2);
+            assert_eq!(fetch(&mut cache, key, 0), page);
+            cache.unpin(page, false);
+        }
+        assert!(cache.pages <= 8, "{} pages", cache.pages);
+        assert_eq!(cache.far.len(), cache.pages);
+        assert_eq!(cache.index.span(), 0);
+        cache.truncate(base + 995);
+        assert!(cache.far.keys().all(|&key| key < base + 995));
+        assert_eq!(cache.far.len(), cache.pages);
     }
 
     #[test]
