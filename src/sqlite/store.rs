@@ -46,6 +46,11 @@ impl SqliteStore {
         self.table.close()
     }
 
+    /// Checks the database's structure and the kept row count ([`SqlTable::check_integrity`]).
+    pub fn check_integrity(&self) -> Result<(), StoreError> {
+        self.table.check_integrity()
+    }
+
     /// The configuration the store was opened with (and SQLite confirmed).
     pub fn config(&self) -> &SqliteConfig {
         self.table.config()

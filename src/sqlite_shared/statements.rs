@@ -60,6 +60,13 @@ impl PreparedConnection {
         Ok(prepared)
     }
 
+    /// The connection, for what is not one of the prepared statements.
+    pub(crate) fn connection(&self) -> &Connection {
+        // SAFETY: the connection lives as long as `self` (see `new`), and is only ever
+        // borrowed shared.
+        unsafe { self.connection.as_ref() }
+    }
+
     /// The prepared statements.
     pub(crate) fn statements(&self) -> &Statements {
         &self.statements

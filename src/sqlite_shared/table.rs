@@ -135,6 +135,36 @@ impl SqlTable {
         &self.config
     }
 
+    /// Checks the database's structure (`PRAGMA integrity_check`) and that the row count the
+    /// store keeps is the number of rows in the table. Reads every page: an operator's check
+    /// (after an upgrade, or in a test), not something to run in every message.
+    pub fn check_integrity(&self) -> Result<(), StoreError> {
+        let connection = self.db.connection();
+        let fail = |error| StoreError::storage("checking integrity", error);
+        let mut check = connection.prepare("PRAGMA integrity_check").map_err(fail)?;
+        let problems: Vec<String> = check
+            .query_map([], |row| row.get::<_, String>(0))
+            .map_err(fail)?
+            .collect::<Result<_, _>>()
+            .map_err(fail)?;
+        if problems != ["ok"] {
+            return Err(StoreError::storage(
+                "checking integrity",
+                problems.join("; "),
+            ));
+        }
+        let mut scan = connection.prepare(SCAN_COUNT).map_err(fail)?;
+        let rows = query_count(&mut scan)?;
+        let kept = self.count()?;
+        if rows != kept {
+            return Err(StoreError::storage(
+                "checking integrity",
+                format!("the table has {rows} rows, the kept count says {kept}"),
+            ));
+        }
+        Ok(())
+    }
+
     /// The SQLite library's version, as the engines report it.
     pub fn version() -> String {
         format!("SQLite {}", rusqlite::version())
@@ -172,10 +202,15 @@ impl SqlTable {
                     Err(error)
                 }
             },
-            Err(error) => {
-                self.undo(&inserted_ids)?;
-                Err(error)
-            }
+            // The error a caller sees is the one that stopped the write. If undoing it fails
+            // too, the table may hold part of the write: that is a storage failure whatever
+            // stopped the write (a canister traps on it, and the IC discards the message).
+            Err(error) => match self.undo(&inserted_ids) {
+                Ok(()) => Err(error),
+                Err(undo_error) => Err(StoreError::Storage {
+                    message: format!("{error}; undoing the write failed too: {undo_error}"),
+                }),
+            },
         }
     }
 
@@ -225,8 +260,15 @@ impl SqlTable {
         Ok(())
     }
 
+    /// Ends the transaction of a failed write, leaving the table as it was before it.
     fn undo(&self, inserted_ids: &[i64]) -> Result<(), StoreError> {
         let statements = self.db.statements();
+        if self.db.connection().is_autocommit() {
+            // SQLite rolled the transaction back itself (it does on out-of-memory, I/O and
+            // disk-full errors): a ROLLBACK now would only fail with "no transaction is
+            // active" and hide the error that stopped the write.
+            return Ok(());
+        }
         if self.config.journal_mode == JournalMode::Off {
             {
                 let mut delete = statements.get(DELETE)?;
