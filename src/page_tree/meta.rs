@@ -395,7 +395,7 @@ impl Meta {
             }
             index.insert(index.len(), key, leaf);
         }
-        if index.len() > 0 && ({ index.entry(0).key }) != 0 {
+        if !index.is_empty() && ({ index.entry(0).key }) != 0 {
             return Err(corrupt("the first leaf's key is not 0"));
         }
         Ok(index)

@@ -60,6 +60,10 @@ pub struct PageTreeStore<M: Memory> {
     rows: u64,
 }
 
+/// Where an id is: the index position of its leaf, the leaf, and its slot in the leaf (`Ok`)
+/// or where it would go (`Err`).
+type Located<'a, M> = (usize, Leaf<'a, M>, Result<usize, usize>);
+
 impl<M: Memory> PageTreeStore<M> {
     /// Opens the table in `memory`, or creates an empty one in empty memory. Refuses memory
     /// that holds something else, writing nothing.
@@ -103,10 +107,7 @@ impl<M: Memory> PageTreeStore<M> {
     }
 
     /// The leaf that holds (or would hold) `id`, its index position, and where `id` is in it.
-    fn find(
-        &self,
-        id: u64,
-    ) -> Result<Option<(usize, Leaf<'_, M>, Result<usize, usize>)>, StoreError> {
+    fn find(&self, id: u64) -> Result<Option<Located<'_, M>>, StoreError> {
         let Some((position, page)) = self.index.leaf_for(id) else {
             return Ok(None);
         };

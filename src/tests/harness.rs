@@ -180,7 +180,7 @@ impl Harness for PageTreeHarness {
     }
     fn reopen(&mut self) {
         if let Some(store) = self.store.take() {
-            if self.reopens % 2 == 0 {
+            if self.reopens.is_multiple_of(2) {
                 store.close().expect("close");
             }
         }

@@ -307,7 +307,7 @@ impl Ids {
     }
 
     /// `n` existing ids, each deleted from now on, in ascending order.
-    fn to_delete(&mut self, n: usize) -> Vec<u64> {
+    fn take_for_deletion(&mut self, n: usize) -> Vec<u64> {
         let mut ids: Vec<u64> = self
             .deleted
             .take(n)
@@ -342,7 +342,7 @@ pub fn argument(workload: Workload, ids: &mut Ids) -> Result<Vec<u8>, String> {
         // Ids ending in 7 are never inserted.
         Workload::GetMissing => encode((ids.existing() + 7,)),
         Workload::Update => encode((ids.existing(), "r".repeat(USERNAME_BYTES))),
-        Workload::Delete => encode((ids.to_delete(1)[0],)),
+        Workload::Delete => encode((ids.take_for_deletion(1)[0],)),
         Workload::InsertBetweenBatch(n) => encode((ids
             .between_run(n)
             .into_iter()
@@ -378,7 +378,7 @@ mod tests {
     #[test]
     fn ids_never_collide() {
         let mut ids = Ids::default();
-        let deleted: Vec<u64> = (0..20).flat_map(|_| ids.to_delete(500)).collect();
+        let deleted: Vec<u64> = (0..20).flat_map(|_| ids.take_for_deletion(500)).collect();
         assert_eq!(deleted.iter().collect::<HashSet<_>>().len(), deleted.len());
         assert!(deleted
             .iter()
