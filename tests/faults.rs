@@ -60,7 +60,9 @@ fn batch(start: u64, count: u64) -> Vec<User> {
     ignore = "needs a lowered stable memory limit, which only icrun can set"
 )]
 fn inserts_are_refused_near_the_configured_limit_and_deletes_still_work() {
+    let mut configurations = 0;
     for (name, store) in every_store() {
+        configurations += 1;
         let mut model = BTreeMap::new();
         for start in (0..2_000).step_by(500) {
             let rows = batch(start, 500);
@@ -137,6 +139,11 @@ fn inserts_are_refused_near_the_configured_limit_and_deletes_still_work() {
         assert_eq!(table(&store), model, "{name}");
         store.ic.set_stable_memory_limit(store.id, None);
     }
+    eprintln!(
+        "configured limit, {configurations} configurations: each refused an insert with \
+         StorageFull and changed nothing, then took 100 deletes, 100 updates and a batch of 100 \
+         deletes in its headroom"
+    );
 }
 
 #[test]
@@ -145,7 +152,9 @@ fn inserts_are_refused_near_the_configured_limit_and_deletes_still_work() {
     ignore = "needs lowered memory limits, which only icrun can set"
 )]
 fn a_write_that_meets_a_memory_limit_traps_or_fails_cleanly_and_changes_nothing() {
+    let (mut trapped_writes, mut fitted_writes, mut configurations) = (0, 0, 0);
     for (name, store) in every_store() {
+        configurations += 1;
         for start in (0..2_000).step_by(500) {
             assert_eq!(store.insert_users(batch(start, 500)), Ok(500), "{name}");
         }
@@ -168,9 +177,13 @@ fn a_write_that_meets_a_memory_limit_traps_or_fails_cleanly_and_changes_nothing(
                 "insert_users",
                 userstore_e2e::encode((rows.clone(),)),
             ) {
-                Ok(Ok(2_000)) => expected.extend(rows.into_iter().map(|u| (u.id, u.username))),
+                Ok(Ok(2_000)) => {
+                    fitted_writes += 1;
+                    expected.extend(rows.into_iter().map(|u| (u.id, u.username)))
+                }
                 Err(_trap) => {
                     trapped = true;
+                    trapped_writes += 1;
                     break;
                 }
                 other => panic!("{name}: an insert at the stable limit gave {other:?}"),
@@ -193,8 +206,11 @@ fn a_write_that_meets_a_memory_limit_traps_or_fails_cleanly_and_changes_nothing(
             "insert_users",
             userstore_e2e::encode((rows.clone(),)),
         ) {
-            Ok(Ok(5_000)) => expected.extend(rows.into_iter().map(|u| (u.id, u.username))),
-            Err(_trap) => {}
+            Ok(Ok(5_000)) => {
+                fitted_writes += 1;
+                expected.extend(rows.into_iter().map(|u| (u.id, u.username)))
+            }
+            Err(_trap) => trapped_writes += 1,
             other => panic!("{name}: an insert at the heap limit gave {other:?}"),
         }
         // Reading the whole table needs heap for its pages of 10,000 users.
@@ -206,4 +222,8 @@ fn a_write_that_meets_a_memory_limit_traps_or_fails_cleanly_and_changes_nothing(
             "{name}: writes go on"
         );
     }
+    eprintln!(
+        "memory limits, {configurations} configurations: {trapped_writes} writes trapped at a \
+         limit, {fitted_writes} fitted, every table as the model says"
+    );
 }
