@@ -216,6 +216,12 @@ pub struct EngineStorage<'a> {
     pub memory_id: Option<u8>,
     /// Memories for a file system beside the data, if the canister layer gives any.
     pub file_system: Option<FileSystemMemories<'a>>,
+    /// A number no earlier Wasm instance of this canister opened the engine with (the
+    /// install is 1, each upgrade one more; an upgrade that traps is discarded with its
+    /// number). The seed of an engine's randomness: SQLite tells a rollback journal's stale
+    /// records from the current transaction's by a nonce it draws at random, so an instance
+    /// that drew the numbers an earlier one drew could replay another transaction's pages.
+    pub instance: u64,
 }
 
 /// An engine's configuration as the Candid service carries it: a variant with one case,

@@ -94,6 +94,10 @@ pub struct Settings<C> {
     pub instruction_budget: Option<u64>,
     /// The stable memory the canister may use, in pages; `None`: no limit but the IC's.
     pub stable_memory_limit_pages: Option<u64>,
+    /// How many Wasm instances have opened the store: 1 at install, one more at every
+    /// upgrade (`None` in settings saved before it was kept). It makes each instance's
+    /// randomness its own ([`crate::engine::EngineStorage::instance`]).
+    pub instances: Option<u64>,
 }
 
 impl<C: CandidType + DeserializeOwned + Clone> Storable for Settings<C> {
@@ -138,6 +142,7 @@ impl<C: CandidType + DeserializeOwned + Clone> Settings<C> {
             earlier_config: None,
             instruction_budget,
             stable_memory_limit_pages,
+            instances: Some(1),
         }
         .checked_size()
     }
@@ -174,8 +179,15 @@ impl<C: CandidType + DeserializeOwned + Clone> Settings<C> {
             earlier_config: None,
             instruction_budget,
             stable_memory_limit_pages,
+            instances: Some(self.instances.unwrap_or(0).saturating_add(1)),
         }
         .checked_size()
+    }
+
+    /// This Wasm instance's number: how many instances have opened the store, this one
+    /// included (an upgrade that traps is discarded with the count it saved).
+    pub fn instance(&self) -> u64 {
+        self.instances.unwrap_or(0)
     }
 
     /// `Ok` if the table in this canister was written by engine `E`: the engine these
@@ -236,6 +248,7 @@ impl<C: CandidType + DeserializeOwned + Clone> Settings<C> {
             earlier_config: None,
             instruction_budget: None,
             stable_memory_limit_pages: None,
+            instances: None,
         };
         Ok(StableCell::init(memory, placeholder).get().clone())
     }

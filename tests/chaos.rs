@@ -1,4 +1,5 @@
-//! Chaos runs against the model: every configuration of every store canister gets a seeded
+//! Chaos runs against the model: every configuration of every store canister, and both
+//! SQLite engines at 512 B and 64 KiB pages with caches of a few pages, get a seeded
 //! sequence of calls to every method, hostile arguments included, with traps injected (a
 //! message's instruction limit cut so that it traps part way, arguments that do not decode)
 //! and upgrades (with and without a change of configuration), and after every message the
@@ -6,13 +7,15 @@
 //! sample of rows, and the whole table every [`FULL_CHECK_EVERY`] messages.
 //!
 //! CI runs [`CI_OPERATIONS`] operations per configuration. The long run sets
-//! `CHAOS_OPERATIONS` (10,000 in `docs/chaos.md`); a failing run prints its seed, which
-//! `CHAOS_SEED` replays. icrun only (it cuts instruction limits), so ignored on PocketIC.
+//! `CHAOS_OPERATIONS` (10,000 in `docs/reliability.md`); a failing run prints what replays
+//! it (`CHAOS_SEED`, and `CHAOS_ONLY` for the one configuration; `CHAOS_TRACE` prints every
+//! step). icrun only (it cuts instruction limits), so ignored on PocketIC.
 
+use engine_registry::Configuration;
 use std::collections::BTreeMap;
 use userstore::limits::{MAX_BATCH_SIZE, MAX_USERNAME_BYTES, MAX_USER_ID};
 use userstore::{Limit, StoreError, User};
-use userstore_e2e::{encode, every_store, owner, stranger, StoreCanister};
+use userstore_e2e::{encode, every_store, new_ic, owner, stranger, Deployed, StoreCanister};
 
 /// Operations per configuration in CI.
 const CI_OPERATIONS: usize = 400;
@@ -157,18 +160,110 @@ fn decode<T: candid::CandidType + for<'de> serde::Deserialize<'de>>(reply: &[u8]
     candid::decode_one(reply).expect("a reply of the declared type")
 }
 
-/// One seeded run on `store`; panics with the seed and step on any divergence.
-fn run(name: &str, store: &StoreCanister, seed: u64, operations: usize) -> Tally {
+/// A canister under chaos, and the configurations an upgrade may switch it to.
+struct Subject {
+    name: String,
+    store: StoreCanister,
+    upgrades: Vec<Configuration>,
+}
+
+/// Every configuration of the registry, upgraded to the others of its engine.
+fn registry_subjects() -> Vec<Subject> {
+    every_store()
+        .into_iter()
+        .map(|(name, store)| {
+            let engine = engine_registry::engine(&store.canister).expect("a registered canister");
+            Subject {
+                name,
+                store,
+                upgrades: engine.configurations.clone(),
+            }
+        })
+        .collect()
+}
+
+/// Beyond the registry's configurations: both SQLite engines at the smallest and the largest
+/// page size (512 B, 64 KiB) with caches of a few pages, so that their caches evict all the
+/// time, upgraded to other journal modes and cache sizes at the same page size.
+fn small_cache_subjects() -> Vec<Subject> {
+    let ic = new_ic();
+    let journals: [(&str, &[&str]); 2] = [
+        ("sqlite", &["Wal", "Delete", "Memory", "Off"]),
+        ("stable-sqlite", &["Memory", "Off"]),
+    ];
+    let mut subjects = Vec::new();
+    for (canister, journal_modes) in journals {
+        let engine = engine_registry::engine(canister).expect("a registered canister");
+        for page_size in [512u32, 65_536] {
+            let upgrades: Vec<Configuration> = journal_modes
+                .iter()
+                .flat_map(|journal| {
+                    [4u32, 64].map(|cache| Configuration {
+                        key: format!("{canister}_{journal}_{page_size}B_{cache}_pages"),
+                        config: Some(format!(
+                            "record {{ journal_mode = variant {{ {journal} }}; synchronous = \
+                             variant {{ Off }}; page_size = {page_size}; cache_size_pages = \
+                             {cache}; locking_mode = variant {{ Exclusive }} }}"
+                        )),
+                        traced: false,
+                    })
+                })
+                .collect();
+            // Installed with the first journal mode at 512 B, the second at 64 KiB.
+            let first = &upgrades[if page_size == 512 { 0 } else { 2 }];
+            let arg = engine
+                .init_arg(first)
+                .expect("a configuration the .did types");
+            let store = Deployed::install(&ic, canister, arg)
+                .unwrap_or_else(|reject| panic!("install {}: {reject}", first.key));
+            subjects.push(Subject {
+                name: first.key.clone(),
+                store,
+                upgrades,
+            });
+        }
+    }
+    subjects
+}
+
+/// The whole table, page by page.
+fn whole_table(store: &StoreCanister) -> BTreeMap<u64, String> {
+    let mut all = BTreeMap::new();
+    let mut after = None::<u64>;
+    loop {
+        let (page,): (Result<Vec<User>, StoreError>,) = store
+            .query("list_users", (after, 10_000u32))
+            .expect("list_users");
+        let page = page.expect("a page");
+        let Some(last) = page.last() else {
+            return all;
+        };
+        after = Some(last.id);
+        all.extend(page.into_iter().map(|u| (u.id, u.username)));
+    }
+}
+
+/// One seeded run on `subject`; panics with the seed and step on any divergence.
+/// `replay` is what replays the run (the environment of the test).
+fn run(subject: &Subject, seed: u64, operations: usize, replay: &str) -> Tally {
+    let (name, store) = (&subject.name, &subject.store);
     let mut rng = Rng(seed);
     let mut model = Model::default();
     let mut tally = Tally::default();
     let engine = engine_registry::engine(&store.canister).expect("a registered canister");
+    let trace = std::env::var_os("CHAOS_TRACE").is_some();
     let fail = |step: usize, what: String| -> ! {
-        panic!("{name}: step {step} of seed {seed:#x} (CHAOS_SEED={seed}): {what}")
+        panic!("{name}: step {step} of seed {seed:#x} (replay with {replay}): {what}")
     };
     for step in 0..operations {
         tally.operations += 1;
         let choice = rng.below(100);
+        if trace {
+            eprintln!(
+                "{name} step {step}: choice {choice}, {} rows",
+                model.rows.len()
+            );
+        }
         match choice {
             0..=19 => {
                 let user = User::new(rng.id(), rng.username());
@@ -323,8 +418,8 @@ fn run(name: &str, store: &StoreCanister, seed: u64, operations: usize) -> Tally
             }
             _ => {
                 // An upgrade: the same configuration, or another one of the same engine.
-                let configuration =
-                    &engine.configurations[rng.below(engine.configurations.len() as u64) as usize];
+                let upgrades = &subject.upgrades;
+                let configuration = &upgrades[rng.below(upgrades.len() as u64) as usize];
                 let arg = if rng.chance(50) {
                     "(null)".to_string()
                 } else {
@@ -352,15 +447,7 @@ fn run(name: &str, store: &StoreCanister, seed: u64, operations: usize) -> Tally
             fail(step, format!("get_user {sample} after the message"));
         }
         if step % FULL_CHECK_EVERY == FULL_CHECK_EVERY - 1 {
-            let (all,): (Result<Vec<User>, StoreError>,) = store
-                .query("list_users", (None::<u64>, 10_000u32))
-                .expect("list_users");
-            let all: BTreeMap<u64, String> = all
-                .expect("a page")
-                .into_iter()
-                .map(|u| (u.id, u.username))
-                .collect();
-            if all != model.rows {
+            if whole_table(store) != model.rows {
                 fail(step, "the whole table differs from the model".into());
             }
         }
@@ -380,9 +467,25 @@ fn every_configuration_agrees_with_the_model_through_traps_and_upgrades() {
         .and_then(|value| value.parse().ok())
         .unwrap_or(CI_SEED);
     let mut total = Tally::default();
-    for (index, (name, store)) in every_store().into_iter().enumerate() {
-        let tally = run(&name, &store, seed.wrapping_add(index as u64), operations);
-        eprintln!("chaos {name}: {tally:?}");
+    let subjects = registry_subjects()
+        .into_iter()
+        .chain(small_cache_subjects());
+    let only = std::env::var("CHAOS_ONLY").ok();
+    for (index, subject) in subjects.enumerate() {
+        if only.as_ref().is_some_and(|only| *only != subject.name) {
+            continue;
+        }
+        let replay = format!(
+            "CHAOS_SEED={seed} CHAOS_ONLY={} CHAOS_OPERATIONS={operations}",
+            subject.name
+        );
+        let tally = run(
+            &subject,
+            seed.wrapping_add(index as u64),
+            operations,
+            &replay,
+        );
+        eprintln!("chaos {}: {tally:?}", subject.name);
         total.operations += tally.operations;
         total.traps += tally.traps;
         total.upgrades += tally.upgrades;

@@ -182,8 +182,9 @@ pub fn place<E: StorageEngine>() -> Result<Placed, StoreError> {
 }
 
 impl Placed {
-    /// Opens engine `E` here with `config`.
-    pub fn open<E: StorageEngine>(self, config: E::Config) -> Result<E, StoreError> {
+    /// Opens engine `E` here with `config`, as Wasm instance `instance`
+    /// ([`EngineStorage::instance`]).
+    pub fn open<E: StorageEngine>(self, config: E::Config, instance: u64) -> Result<E, StoreError> {
         with_memory_manager(|manager| {
             let file_system = (E::MEMORY_ACCESS == MemoryAccess::HandedWithFileSystem).then_some(
                 FileSystemMemories {
@@ -196,6 +197,7 @@ impl Placed {
                     memory: self.memory,
                     memory_id: self.memory_id,
                     file_system,
+                    instance,
                 },
                 config,
             )
@@ -204,8 +206,8 @@ impl Placed {
 }
 
 /// Opens engine `E` with `config` where [`place`] puts it.
-pub fn open_engine<E: StorageEngine>(config: E::Config) -> Result<E, StoreError> {
-    place::<E>()?.open(config)
+pub fn open_engine<E: StorageEngine>(config: E::Config, instance: u64) -> Result<E, StoreError> {
+    place::<E>()?.open(config, instance)
 }
 
 /// Refuses, before anything is written, to open `what` in a canister whose stable memory

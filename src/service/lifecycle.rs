@@ -56,7 +56,7 @@ fn save_and_open<E: StorageEngine>(
         .ok_or_else(|| StoreError::invalid_config("the settings hold no engine configuration"))?;
     let placed = layout::place::<E>()?;
     settings.save(layout::canister_memory(SETTINGS_MEMORY_ID));
-    let store = placed.open::<E>(config)?;
+    let store = placed.open::<E>(config, settings.instance())?;
     super::reply::prepare_query_replies()
         .map_err(|error| StoreError::storage("encoding the reply types", error))?;
     let budget = settings.effective_instruction_budget();

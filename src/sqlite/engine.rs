@@ -3,6 +3,7 @@
 use super::SqliteStore;
 use crate::engine::{BatchWrite, EngineStorage, MemoryAccess, StorageEngine, WriteCost};
 use crate::error::StoreError;
+use crate::sqlite_shared::randomness::seed_randomness;
 use crate::sqlite_shared::{SqlTable, SqliteConfig};
 
 impl StorageEngine for SqliteStore {
@@ -42,6 +43,7 @@ impl StorageEngine for SqliteStore {
     /// memories it is handed, then opens the database. Natively (to export the Candid
     /// service in tests): an in-memory database.
     fn open(storage: EngineStorage<'_>, config: SqliteConfig) -> Result<Self, StoreError> {
+        seed_randomness(storage.instance)?;
         #[cfg(target_os = "wasi")]
         {
             super::stable_memory::mount(storage)?;

@@ -1,12 +1,14 @@
 //! What both SQLite engines share: the table and its SQL ([`SqlTable`]), the statements
-//! prepared at open, the typed configuration ([`SqliteConfig`]) and its pragmas, and the
-//! process-wide page-cache hook ([`page_cache`]). Each engine opens a connection on its own
+//! prepared at open, the typed configuration ([`SqliteConfig`]) and its pragmas, the
+//! process-wide page-cache hook ([`page_cache`]) and SQLite's randomness in a canister
+//! ([`randomness`]). Each engine opens a connection on its own
 //! storage (ic-wasi-polyfill's file system, or this crate's VFS over stable memory) and
 //! hands it to [`SqlTable::open`].
 
 mod config;
 pub mod page_cache;
 mod pragmas;
+pub mod randomness;
 mod statements;
 mod table;
 

@@ -4,6 +4,7 @@
 use super::StableSqliteStore;
 use crate::engine::{BatchWrite, EngineStorage, StorageEngine, WriteCost};
 use crate::error::StoreError;
+use crate::sqlite_shared::randomness::seed_randomness;
 use crate::sqlite_shared::{SqlTable, SqliteConfig};
 
 /// The name the engine registers its database under with its VFS.
@@ -47,6 +48,7 @@ impl StorageEngine for StableSqliteStore {
 
     /// Opens the table in the memory the canister hands the engine.
     fn open(storage: EngineStorage<'_>, config: SqliteConfig) -> Result<Self, StoreError> {
+        seed_randomness(storage.instance)?;
         StableSqliteStore::open_boxed(DATABASE_NAME, storage.memory.into_boxed(), config)
     }
 

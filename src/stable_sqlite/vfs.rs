@@ -158,7 +158,9 @@ fn now_unix_ms() -> i64 {
 }
 
 /// Deterministic pseudo-random bytes (splitmix64): every replica must compute the same.
-/// SQLite only uses them for `random()`, `randomblob()` and temporary names.
+/// SQLite draws its own random numbers (journal nonces, `random()`) from the default VFS, not
+/// this one ([`crate::sqlite_shared::randomness`]), so this serves only a caller that asks
+/// this VFS directly.
 fn fill_random(buffer: &mut [u8]) {
     RANDOM_STATE.with(|state| {
         for chunk in buffer.chunks_mut(8) {

@@ -14,7 +14,7 @@ fn user(id: u64) -> User {
 }
 
 fn open_btree() -> BTreeCanisterStore {
-    layout::open_engine::<BTreeCanisterStore>(BTreeConfig {}).expect("the B-tree opens")
+    layout::open_engine::<BTreeCanisterStore>(BTreeConfig {}, 1).expect("the B-tree opens")
 }
 
 /// Settings as close to [`MAX_SETTINGS_BYTES`] as writers make them.
@@ -159,7 +159,7 @@ fn an_unrecorded_layout_tells_its_engine_or_refuses_to_guess() {
     );
     assert_eq!(
         engine_shown(|| {
-            layout::open_engine::<StableSqliteStore>(StableSqliteStore::default_config())
+            layout::open_engine::<StableSqliteStore>(StableSqliteStore::default_config(), 1)
                 .expect("opens");
         }),
         Ok(Some(StableSqliteStore::NAME))
