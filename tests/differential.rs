@@ -109,12 +109,18 @@ fn draw(rng: &mut Rng) -> Call {
     }
 }
 
+/// The call's reply from `store`; a reject's message names the canister, so its id is
+/// replaced by `<canister>` for the comparison between stores.
 fn send(store: &StoreCanister, call: &Call) -> Result<Vec<u8>, Rejected> {
-    if call.update {
+    let reply = if call.update {
         store.update_raw(call.caller, call.method, call.arg.clone())
     } else {
         store.query_raw(call.method, call.arg.clone())
-    }
+    };
+    reply.map_err(|reject| Rejected {
+        message: reject.message.replace(&store.id.to_text(), "<canister>"),
+        ..reject
+    })
 }
 
 /// Whether a Candid reply is a `Result`'s `Err` variant.
