@@ -5,8 +5,8 @@
 # of the headline calls), builds the benchmark canister, makes (or reuses) the
 # stable-memory image with the preloaded tables, runs the canbench suite (on icrun here; on
 # PocketIC with real canbench when POCKET_IC_BIN is set), writes per_call_results.yml,
-# canbench_results.yml and docs/RESULTS.md with its charts and flame graphs, and prints the
-# headline tables. Sets itself up on a fresh machine.
+# canbench_results.yml, docs/RESULTS.md with its charts and flame graphs, README.md's figures,
+# and prints the headline tables. Sets itself up on a fresh machine.
 #
 # Usage: scripts/bench.sh            run everything and persist the results
 #        scripts/bench.sh --check    run CI's subset of the per-call suite (one configuration
@@ -77,8 +77,9 @@ if [ "$mode" = check ]; then
   fresh="$ROOT/target/bench/report-check"
   rm -rf "$fresh" && mkdir -p "$fresh/charts"
   python3 "$ROOT/scripts/report.py" canbench_results.yml "$storage" per_call_results.yml \
-    "$fresh/RESULTS.md" "$fresh/charts" flamegraphs >/dev/null
+    "$fresh/RESULTS.md" "$fresh/charts" flamegraphs README.md "$fresh/README.md" >/dev/null
   diff -u docs/RESULTS.md "$fresh/RESULTS.md"
+  diff -u README.md "$fresh/README.md"
   diff -ru docs/charts "$fresh/charts"
   exit 0
 fi
@@ -95,4 +96,4 @@ fi
 
 log "writing docs/RESULTS.md and docs/charts/"
 python3 "$ROOT/scripts/report.py" canbench_results.yml "$storage" per_call_results.yml \
-  docs/RESULTS.md docs/charts flamegraphs
+  docs/RESULTS.md docs/charts flamegraphs README.md

@@ -410,8 +410,21 @@ def read_storage(path):
     return rows
 
 
+README_START = "<!-- figures: written by scripts/bench.sh from per_call_results.yml -->"
+README_END = "<!-- /figures -->"
+
+
+def write_readme_figures(per_call, readme_in, readme_out):
+    """Puts the README's table of figures between its markers."""
+    text = Path(readme_in).read_text()
+    start, end = text.index(README_START) + len(README_START), text.index(README_END)
+    figures = "\n".join(report_calls.readme_table(per_call))
+    Path(readme_out).write_text(text[:start] + "\n" + figures + "\n" + text[end:])
+
+
 def main():
     results, storage_path, per_call_path, out_md, chart_dir, flamegraphs = sys.argv[1:7]
+    readme = sys.argv[7:9]
     table = index(parse_results(results))
     if not table:
         sys.exit(f"{results}: no benches found")
@@ -463,6 +476,9 @@ def main():
     lines += ["## Charts", "", "Log-log; engines with equal figures draw over one another.", ""]
     lines += [f"- [{title}]({rel}/{name})" for title, name in made] + [""]
     Path(out_md).write_text("\n".join(lines))
+    if per_call and readme:
+        # README.md and where to write it (the same file, or a copy to compare).
+        write_readme_figures(per_call, readme[0], readme[-1])
     if per_call:
         print("\n".join(report_calls.summary(per_call)))
         print()

@@ -273,6 +273,26 @@ def headline(data):
     return lines
 
 
+README_CALLS = [
+    ("insert_between_1", "insert one user"),
+    ("get_1", "get one user (query)"),
+    ("update_1", "rename one user"),
+    ("delete_1", "delete one user"),
+    ("insert_between_1000", "insert 1,000 related users, per row"),
+    ("insert_above_1000", "append 1,000 users, per row"),
+    ("insert_scattered_1000", "insert 1,000 unrelated users, per row"),
+]
+
+
+def readme_table(data):
+    """The README's table: means of the headline calls, the IC's current meter, aged tables,
+    every engine's default configuration and the peers."""
+    extra = [(key, label) for key, label, peer in labels() if peer]
+    configurations = headline_configurations(data)
+    configurations += [c for c in extra if c not in configurations]
+    return table(data, "current", "aged", configurations, README_CALLS, with_p99=False)
+
+
 def every_configuration(data):
     """Every configuration, both states, both profiles."""
     lines = ["## Every configuration", ""]
