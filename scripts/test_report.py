@@ -1,10 +1,15 @@
 """Tests of report.py's parsing and arithmetic (run by scripts/test.sh)."""
+import contextlib
+import io
 import tempfile
 import unittest
 from pathlib import Path
 
+import yaml
+
 import report
 import report_calls
+import report_node_cache
 
 RESULTS = """benches:
   btree_insert_middle_10:
@@ -143,6 +148,59 @@ class PerCallTest(unittest.TestCase):
         self.assertIn("[Flame graph](flamegraphs/aged_btree_insert_between_1.svg)", text)
         self.assertIn("| heap | 15 | stack | `ic0::msg_arg_data_copy` | - | 80,000 |", text)
         self.assertIn("| `insert` | 57,000 | `cmp` | 60,000 |", text)
+
+
+def call(mean, operators=0, pages=None):
+    """One single-row update of the given mean, operators and 64 KiB page counts."""
+    return {"mode": "update", "method": "insert_user", "rows": 1,
+            "instructions": spread(mean, mean), "argument_bytes": 150, "cycles": 0,
+            "calls_per_round": 0,
+            "breakdown": {"instructions": mean, "operators": operators, "system_api": {},
+                          "stable_bytes_read": 0, "stable_bytes_written": 0,
+                          "pages": {name: [count, count * 80_000]
+                                    for name, count in (pages or {}).items()}}}
+
+
+def node_cache(mean, operators, heap_accessed):
+    return {"calls": {"current": {"aged": {"btree": {"insert_between_1": call(
+        mean, operators, {"heap_64k_accessed": heap_accessed})}}}}}
+
+
+class NodeCacheTest(unittest.TestCase):
+    def test_ratios_use_the_recommended_and_the_best_size_and_show_where_it_is_ahead(self):
+        ours = {"calls": {"current": {"aged": {"btree": {"insert_between_1": call(
+            400_000, 90_000, {"heap_64k_accessed": 3})}}}}}
+        peers = {0: node_cache(410_000, 95_000, 3), 16: node_cache(200_000, 20_000, 1)}
+        with tempfile.TemporaryDirectory() as directory:
+            paths = []
+            for slots, data in [("ours", ours)] + list(peers.items()):
+                path = Path(directory) / f"{slots}.yml"
+                path.write_text(yaml.safe_dump(data))
+                paths.append(str(path))
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                report_node_cache.main([paths[0], "abc123", f"0={paths[1]}", f"16={paths[2]}"])
+        text = out.getvalue()
+        self.assertIn("| `insert_user`, a new id between existing ones | 400,000 (400,000) | "
+                      "410,000 (410,000) | 200,000 (200,000) |", text)
+        # Ours ÷ 16 slots, the recommended and here also the best size.
+        self.assertIn("| `insert_user`, a new id between existing ones | 2.00× |", text)
+        self.assertIn("| `insert_user`, a new id between existing ones | 16 | 2.00× |", text)
+        self.assertIn("| `insert_user`, a new id between existing ones | 16, 200,000, 20,000, "
+                      "1 / 0 / 0 / 0 | B-tree, 400,000, 90,000, 3 / 0 / 0 / 0 |", text)
+
+
+class ReadmeTest(unittest.TestCase):
+    def test_the_figures_go_between_the_markers_and_nothing_else_changes(self):
+        with tempfile.TemporaryDirectory() as directory:
+            readme = Path(directory) / "README.md"
+            readme.write_text(f"before\n{report.README_START}\nold table\n{report.README_END}\nafter\n")
+            report.write_readme_figures(PER_CALL, readme, readme)
+            text = readme.read_text()
+        self.assertNotIn("old table", text)
+        self.assertTrue(text.startswith("before\n"))
+        self.assertTrue(text.endswith(f"{report.README_END}\nafter\n"))
+        self.assertIn("| insert one user | 300,000 | 600,000 |", text)
 
 
 if __name__ == "__main__":
