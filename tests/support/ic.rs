@@ -69,6 +69,11 @@ pub trait Ic {
     /// charge included (PocketIC does not report them: `None`).
     fn last_update_instructions(&self) -> Option<u64>;
 
+    /// icrun only: the instructions the last successful upgrade executed (`pre_upgrade`,
+    /// the new instance's start and `post_upgrade`: one install message, docs/metering.md
+    /// §7); PocketIC does not report them: `None`.
+    fn last_upgrade_instructions(&self) -> Option<u64>;
+
     /// icrun only: lowers canister `id`'s instruction limit of update messages, to make a
     /// message trap part way as the IC traps one that exceeds its limit. Returns `false`
     /// where the backend cannot (PocketIC).

@@ -9,6 +9,7 @@ use std::cell::{Cell, RefCell};
 pub struct IcrunIc {
     world: RefCell<World>,
     last_update_instructions: Cell<Option<u64>>,
+    last_upgrade_instructions: Cell<Option<u64>>,
 }
 
 impl Default for IcrunIc {
@@ -27,6 +28,7 @@ impl IcrunIc {
                 ..Options::default()
             })),
             last_update_instructions: Cell::new(None),
+            last_upgrade_instructions: Cell::new(None),
         }
     }
 }
@@ -81,10 +83,12 @@ impl Ic for IcrunIc {
         sender: Principal,
     ) -> Result<(), Rejected> {
         let mut world = self.world.borrow_mut();
-        world
+        let result = world
             .upgrade(id, &wasm, &arg, sender)
-            .map(|_| ())
-            .map_err(install_failure)
+            .map_err(install_failure)?;
+        self.last_upgrade_instructions
+            .set(Some(result.instructions));
+        Ok(())
     }
 
     fn update_call(
@@ -112,6 +116,10 @@ impl Ic for IcrunIc {
 
     fn last_update_instructions(&self) -> Option<u64> {
         self.last_update_instructions.get()
+    }
+
+    fn last_upgrade_instructions(&self) -> Option<u64> {
+        self.last_upgrade_instructions.get()
     }
 
     fn set_stable_memory_limit(&self, id: Principal, pages: Option<u64>) -> bool {

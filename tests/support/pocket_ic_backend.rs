@@ -71,6 +71,10 @@ impl Ic for PocketIc {
         None
     }
 
+    fn last_upgrade_instructions(&self) -> Option<u64> {
+        None
+    }
+
     fn set_stable_memory_limit(&self, _id: Principal, _pages: Option<u64>) -> bool {
         false
     }
