@@ -675,8 +675,15 @@ fn the_stable_engine_survives_failed_allocations_and_grows() {
     install_faults();
     let mut tally = Tally::default();
     let configs = [
-        ("default", stable_config(JournalMode::Memory, 4_096, 40_960)),
-        ("off", stable_config(JournalMode::Off, 4_096, 40_960)),
+        ("default", StableSqliteStore::default_config()),
+        (
+            "off",
+            StableSqliteStore::config_with_journal_mode(JournalMode::Off),
+        ),
+        (
+            "4 KiB pages",
+            stable_config(JournalMode::Memory, 4_096, 40_960),
+        ),
         (
             "512 B pages, 8-page cache",
             stable_config(JournalMode::Memory, 512, 8),

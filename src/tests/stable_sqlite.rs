@@ -98,7 +98,7 @@ fn a_commit_writes_only_the_pages_it_changed() {
         );
         assert_eq!(
             after.page_bytes - before.page_bytes,
-            4096,
+            u64::from(config(journal_mode).page_size),
             "{journal_mode:?}"
         );
         // The row count: one header write.
@@ -213,7 +213,8 @@ fn the_engine_keeps_its_pages_in_its_own_cache_and_other_connections_in_sqlites(
         store.insert_batch(&users(0..3_000)).unwrap();
         let open = page_cache::stats();
         assert_eq!(open.caches, 1);
-        let file_pages = store.file().file_size() / 4_096;
+        let page_size = u64::from(config(JournalMode::Memory).page_size);
+        let file_pages = store.file().file_size() / page_size;
         assert_eq!(open.pages as u64, file_pages, "the whole file is cached");
 
         let mut seed = SqliteStore::open_in_memory(SqliteConfig::default()).unwrap();
@@ -234,6 +235,7 @@ fn the_engine_keeps_its_pages_in_its_own_cache_and_other_connections_in_sqlites(
 fn a_cache_smaller_than_the_table_evicts_and_keeps_every_row() {
     on_own_thread(|| {
         let small = SqliteConfig {
+            page_size: 4_096,
             cache_size_pages: 16,
             ..config(JournalMode::Memory)
         };
