@@ -8,7 +8,9 @@
 # canbench_results.yml, docs/RESULTS.md with its charts and flame graphs, README.md's figures,
 # and prints the headline tables. Sets itself up on a fresh machine.
 #
-# Usage: scripts/bench.sh            run everything and persist the results
+# Usage: scripts/bench.sh            run everything and persist the results (with
+#                                    STABLE_STRUCTURES_GIT=<clone of dfinity/stable-structures>
+#                                    also the node-cache peer: scripts/node_cache_peer.sh)
 #        scripts/bench.sh --check    run CI's subset of the per-call suite (one configuration
 #                                    of every engine, aged tables, both profiles, with their
 #                                    flame graphs: bench-calls --check) and the whole canbench
@@ -97,3 +99,12 @@ fi
 log "writing docs/RESULTS.md and docs/charts/"
 python3 "$ROOT/scripts/report.py" canbench_results.yml "$storage" per_call_results.yml \
   docs/RESULTS.md docs/charts flamegraphs README.md
+
+# The node-cache peer needs ic-stable-structures' main branch, which only GitHub has
+# (docs/node-cache.md): measured when a clone is given, and said so when it is not.
+if [ -n "${STABLE_STRUCTURES_GIT:-}" ]; then
+  log "the node-cache peer (scripts/node_cache_peer.sh $STABLE_STRUCTURES_GIT)"
+  "$ROOT/scripts/node_cache_peer.sh" "$STABLE_STRUCTURES_GIT"
+else
+  log "the node-cache peer NOT measured: set STABLE_STRUCTURES_GIT to a clone of dfinity/stable-structures (docs/node-cache.md keeps its last figures)"
+fi

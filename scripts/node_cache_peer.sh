@@ -10,7 +10,7 @@
 # dfinity/stable-structures, which CI cannot fetch (no network but the package registries),
 # so it runs outside scripts/bench.sh; its figures and this command go to docs/node-cache.md.
 #
-# Usage: scripts/node_cache_peer.sh <stable-structures git dir> [slots ...]
+# Usage: scripts/node_cache_peer.sh <clone of dfinity/stable-structures, or its git dir> [slots ...]
 #        (after scripts/bench.sh, whose per_call_results.yml it compares against)
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
@@ -26,6 +26,10 @@ if [ $# -lt 1 ]; then
 fi
 git_dir=$1
 shift
+# A clone's work tree or its git directory (a bare mirror).
+if [ -d "$git_dir/.git" ]; then
+  git_dir="$git_dir/.git"
+fi
 slots=("$@")
 [ ${#slots[@]} -gt 0 ] || slots=(0 16 32 128)
 
