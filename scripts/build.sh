@@ -21,10 +21,22 @@ export RUSTFLAGS
 # build CANISTER PACKAGE TARGET WASI2IC MANIFEST: a release build of PACKAGE for TARGET with
 # MANIFEST (relative to the repository), locked to its Cargo.lock, in the one target
 # directory, copied (or converted with wasi2ic) to target/canisters/CANISTER.wasm.
+# A canister that is a workspace of its own (the ic-sqlite-vfs peer) reaches this crate as a
+# path dependency outside its workspace, and cargo hashes such a dependency's absolute path into
+# every symbol, which moves the Wasm's data and its instruction counts with the checkout. So
+# it is built through one fixed path, a link to the checkout, the same on every machine.
+FIXED_ROOT=/tmp/userstore-checkout
+
 build() {
   local canister=$1 package=$2 target=$3 wasi2ic=$4 manifest=$5
+  local root=$ROOT flags=$RUSTFLAGS
+  if [ "$manifest" != Cargo.toml ]; then
+    ln -sfn "$ROOT" "$FIXED_ROOT"
+    root=$FIXED_ROOT
+    flags="$flags --remap-path-prefix=$FIXED_ROOT=/userstore"
+  fi
   log "building $canister ($package, $target, release)"
-  cargo build --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --release --locked \
+  RUSTFLAGS="$flags" cargo build --manifest-path "$root/$manifest" --target-dir "$ROOT/target" --release --locked \
     --target "$target" -p "$package"
   local built="$ROOT/target/$target/release/${package//-/_}.wasm"
   if [ "$wasi2ic" = 1 ]; then
