@@ -8,6 +8,9 @@
 //! - [`StableSqliteStore`]: the same table with its pages straight in a stable-memory
 //!   `Memory`, through this crate's SQLite VFS, with no file system in between.
 //!
+//! On an edge host (WASI) the engines that run on a `Memory` run on a
+//! [`file_memory::FileMemory`]: a file with an atomic commit per request.
+//!
 //! Every engine validates each request against the published [`limits`] before it writes,
 //! returns errors as [`StoreError`] values, and makes batches all or nothing. Each engine
 //! also implements [`engine::StorageEngine`], what a canister needs beyond the table; the
@@ -32,8 +35,11 @@ pub mod access;
 pub mod btree;
 pub mod budget;
 pub mod describe;
+#[cfg(feature = "edge")]
+pub mod edge;
 pub mod engine;
 pub mod error;
+pub mod file_memory;
 pub mod layout;
 pub mod limits;
 pub mod page_tree;
