@@ -1,0 +1,452 @@
+//! The routes: one per Candid method, parsed from a [`Request`], run on any [`UserStore`] and
+//! answered as JSON that mirrors Candid's result variant: `{"Ok": ...}` or
+//! `{"Err": <StoreError>, "message": "<its text>"}`.
+
+use crate::edge::auth;
+use crate::edge::http::{Request, Response};
+use crate::error::StoreError;
+use crate::limits::{self, MAX_BATCH_SIZE, MAX_USERNAME_BYTES};
+use crate::store::UserStore;
+use crate::user::User;
+use candid::Principal;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// The longest JSON text of one user in a batch: `{"id":9223372036854775807,"username":""}`
+/// is 41 bytes, and each of the username's at most [`MAX_USERNAME_BYTES`] bytes takes at
+/// most 6 escaped (`\u0001`); 64 bytes more for spaces and a comma.
+pub const MAX_USER_JSON_BYTES: usize = 41 + 6 * MAX_USERNAME_BYTES + 64;
+
+/// The largest request body accepted: a batch of [`MAX_BATCH_SIZE`] users at their longest,
+/// plus 64 KiB of slack (brackets, whitespace). A larger body is refused with 413 unread, so
+/// a body the engines' limits would refuse anyway costs no memory; a batch of more users in
+/// fewer bytes is refused by the engine's own batch limit.
+pub const MAX_BODY_BYTES: usize = MAX_BATCH_SIZE * MAX_USER_JSON_BYTES + 64 * 1024;
+
+/// Default page size of `list_users` without `limit`.
+pub const DEFAULT_PAGE_SIZE: u32 = 100;
+
+/// One call of the user-table API, parsed and ready to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Call {
+    /// `POST /insert_user`.
+    InsertUser(User),
+    /// `POST /insert_users`.
+    InsertUsers(Vec<User>),
+    /// `GET /get_user?id=N` or `POST /get_user` with `{"id":N}`.
+    GetUser(u64),
+    /// `GET /list_users?after=N&limit=M`.
+    ListUsers {
+        /// The id to start after.
+        after: Option<u64>,
+        /// The page size.
+        limit: u32,
+    },
+    /// `POST /update_username`: replies the user before.
+    UpdateUsername(User),
+    /// `POST /delete_user`: replies the deleted user.
+    DeleteUser(u64),
+    /// `POST /update_users`.
+    UpdateUsers(Vec<User>),
+    /// `POST /delete_users`.
+    DeleteUsers(Vec<u64>),
+    /// `GET /count_users`.
+    CountUsers,
+    /// `GET /config`.
+    Config,
+    /// `GET /stats`.
+    Stats,
+}
+
+impl Call {
+    /// Whether the call writes: it needs the bearer token, and only it is ever committed.
+    pub fn writes(&self) -> bool {
+        route_of(self).writes
+    }
+}
+
+/// A route: its path, the methods it answers, and whether it writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// The path, e.g. `/insert_user`.
+    pub path: &'static str,
+    /// The methods accepted, as an `Allow` header lists them.
+    pub methods: &'static [&'static str],
+    /// Whether the route writes (see [`Call::writes`]).
+    pub writes: bool,
+}
+
+const POST: &[&str] = &["POST"];
+const GET: &[&str] = &["GET"];
+const GET_POST: &[&str] = &["GET", "POST"];
+
+/// Every route.
+pub const ROUTES: [Route; 11] = [
+    route("/insert_user", POST, true),
+    route("/insert_users", POST, true),
+    route("/get_user", GET_POST, false),
+    route("/list_users", GET, false),
+    route("/update_username", POST, true),
+    route("/delete_user", POST, true),
+    route("/update_users", POST, true),
+    route("/delete_users", POST, true),
+    route("/count_users", GET, false),
+    route("/config", GET, false),
+    route("/stats", GET, false),
+];
+
+const fn route(path: &'static str, methods: &'static [&'static str], writes: bool) -> Route {
+    Route {
+        path,
+        methods,
+        writes,
+    }
+}
+
+/// The route a call came by.
+fn route_of(call: &Call) -> Route {
+    let index = match call {
+        Call::InsertUser(_) => 0,
+        Call::InsertUsers(_) => 1,
+        Call::GetUser(_) => 2,
+        Call::ListUsers { .. } => 3,
+        Call::UpdateUsername(_) => 4,
+        Call::DeleteUser(_) => 5,
+        Call::UpdateUsers(_) => 6,
+        Call::DeleteUsers(_) => 7,
+        Call::CountUsers => 8,
+        Call::Config => 9,
+        Call::Stats => 10,
+    };
+    ROUTES[index]
+}
+
+/// Why a request got no `Ok`: a store error, or one the HTTP layer raises before the store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The store's (or the request's content's) error.
+    Store(StoreError),
+    /// A write without an `Authorization: Bearer` credential.
+    MissingCredential,
+    /// A write with a bearer token that is not the host's.
+    WrongCredential,
+    /// A write on a host that has no write token (`USERSTORE_WRITE_TOKEN` unset).
+    WritesDisabled,
+    /// No route has this path.
+    UnknownRoute(String),
+    /// The route does not answer this method.
+    MethodNotAllowed {
+        /// The method sent.
+        method: String,
+        /// The route.
+        route: Route,
+    },
+    /// The body is longer than [`MAX_BODY_BYTES`].
+    BodyTooLarge,
+    /// The data file's lock could not be taken before the deadline.
+    Busy(String),
+}
+
+impl From<StoreError> for Failure {
+    fn from(error: StoreError) -> Self {
+        Self::Store(error)
+    }
+}
+
+/// The HTTP status of every failure: the one place errors become statuses.
+pub fn status(failure: &Failure) -> u16 {
+    match failure {
+        Failure::Store(error) => match error {
+            StoreError::NotFound { .. } => 404,
+            StoreError::DuplicateId { .. } => 409,
+            StoreError::InvalidInput { .. } => 400,
+            StoreError::LimitExceeded { .. } => 413,
+            StoreError::Unauthorized { .. } => 403,
+            StoreError::InvalidConfig { .. } => 400,
+            StoreError::StorageFull { .. } => 507,
+            StoreError::Storage { .. } => 500,
+        },
+        Failure::MissingCredential | Failure::WritesDisabled => 401,
+        Failure::WrongCredential => 403,
+        Failure::UnknownRoute(_) => 404,
+        Failure::MethodNotAllowed { .. } => 405,
+        Failure::BodyTooLarge => 413,
+        Failure::Busy(_) => 503,
+    }
+}
+
+/// The [`StoreError`] a failure is reported as (the `Err` of the reply), and its text.
+pub fn error_of(failure: &Failure) -> (StoreError, String) {
+    let unauthorized = StoreError::Unauthorized {
+        caller: Principal::anonymous(),
+    };
+    match failure {
+        Failure::Store(error) => (error.clone(), error.to_string()),
+        Failure::MissingCredential => (
+            unauthorized,
+            "writes need an `Authorization: Bearer <token>` header".to_owned(),
+        ),
+        Failure::WrongCredential => (
+            unauthorized,
+            "the bearer token is not this host's".to_owned(),
+        ),
+        Failure::WritesDisabled => (
+            unauthorized,
+            "writes are disabled: the host has no write token (USERSTORE_WRITE_TOKEN is unset)"
+                .to_owned(),
+        ),
+        Failure::UnknownRoute(path) => {
+            let error = StoreError::invalid_input(format!("no route {path}"));
+            let text = error.to_string();
+            (error, text)
+        }
+        Failure::MethodNotAllowed { method, route } => {
+            let error = StoreError::invalid_input(format!(
+                "{} does not answer {method}; it answers {}",
+                route.path,
+                route.methods.join(", ")
+            ));
+            let text = error.to_string();
+            (error, text)
+        }
+        Failure::BodyTooLarge => {
+            let error =
+                StoreError::invalid_input(format!("the body exceeds {MAX_BODY_BYTES} bytes"));
+            let text = error.to_string();
+            (error, text)
+        }
+        Failure::Busy(reason) => {
+            let error = StoreError::storage("the data file is busy", reason);
+            let text = error.to_string();
+            (error, text)
+        }
+    }
+}
+
+/// What `config` and `stats` report beyond the table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Info {
+    /// The engine's name (`StorageEngine::NAME`).
+    pub engine: &'static str,
+    /// Whether the host takes writes (it has a write token).
+    pub writes_enabled: bool,
+    /// Size of the data, in 64 KiB pages (the header's included).
+    pub data_pages: u64,
+}
+
+/// Parses a request into a call: its route, method, body size and arguments.
+pub fn parse(request: &Request) -> Result<Call, Failure> {
+    let path = request.path();
+    let Some(route) = ROUTES.iter().find(|route| route.path == path) else {
+        return Err(Failure::UnknownRoute(path.to_owned()));
+    };
+    let method = request.method.to_ascii_uppercase();
+    if !route.methods.contains(&method.as_str()) {
+        return Err(Failure::MethodNotAllowed {
+            method: request.method.clone(),
+            route: *route,
+        });
+    }
+    if request.body.len() > MAX_BODY_BYTES {
+        return Err(Failure::BodyTooLarge);
+    }
+    let body = &request.body;
+    let query = Query::parse(request.query())?;
+    let call = match route.path {
+        "/insert_user" => Call::InsertUser(json_body::<UserArg>(body)?.into()),
+        "/insert_users" => Call::InsertUsers(users_body(body)?),
+        "/get_user" if method == "POST" => Call::GetUser(json_body::<IdArg>(body)?.id),
+        "/get_user" => Call::GetUser(query.required("id")?),
+        "/list_users" => Call::ListUsers {
+            after: query.optional("after")?,
+            limit: query.optional("limit")?.unwrap_or(DEFAULT_PAGE_SIZE),
+        },
+        "/update_username" => Call::UpdateUsername(json_body::<UserArg>(body)?.into()),
+        "/delete_user" => Call::DeleteUser(json_body::<IdArg>(body)?.id),
+        "/update_users" => Call::UpdateUsers(users_body(body)?),
+        "/delete_users" => Call::DeleteUsers(json_body::<Vec<u64>>(body)?),
+        "/count_users" => Call::CountUsers,
+        "/config" => Call::Config,
+        _ => Call::Stats,
+    };
+    query.check_all_used(route.path)?;
+    Ok(call)
+}
+
+/// One user in JSON.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserArg {
+    id: u64,
+    username: String,
+}
+
+impl From<UserArg> for User {
+    fn from(arg: UserArg) -> Self {
+        User::new(arg.id, arg.username)
+    }
+}
+
+/// An id in JSON.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IdArg {
+    id: u64,
+}
+
+/// The body as JSON of type `T`; a malformed body, wrong types or invalid UTF-8 are
+/// [`StoreError::InvalidInput`].
+fn json_body<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Failure> {
+    serde_json::from_slice(body)
+        .map_err(|error| StoreError::invalid_input(format!("malformed JSON body: {error}")).into())
+}
+
+/// A JSON array of users.
+fn users_body(body: &[u8]) -> Result<Vec<User>, Failure> {
+    Ok(json_body::<Vec<UserArg>>(body)?
+        .into_iter()
+        .map(User::from)
+        .collect())
+}
+
+/// A query string's `key=value` pairs, each to be used once.
+struct Query<'a> {
+    pairs: Vec<(&'a str, &'a str, std::cell::Cell<bool>)>,
+}
+
+impl<'a> Query<'a> {
+    /// Splits the query; a key given twice is [`StoreError::InvalidInput`].
+    fn parse(query: &'a str) -> Result<Self, Failure> {
+        let mut pairs: Vec<(&str, &str, std::cell::Cell<bool>)> = Vec::new();
+        for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            if pairs.iter().any(|(seen, _, _)| *seen == key) {
+                return Err(StoreError::invalid_input(format!(
+                    "query parameter {key} given twice"
+                ))
+                .into());
+            }
+            pairs.push((key, value, std::cell::Cell::new(false)));
+        }
+        Ok(Self { pairs })
+    }
+
+    /// The number `key`, if given.
+    fn optional<T: std::str::FromStr>(&self, key: &str) -> Result<Option<T>, Failure> {
+        let Some((_, value, used)) = self.pairs.iter().find(|(name, _, _)| *name == key) else {
+            return Ok(None);
+        };
+        used.set(true);
+        value.parse().map(Some).map_err(|_| {
+            StoreError::invalid_input(format!(
+                "query parameter {key}={value} is not a number of its range"
+            ))
+            .into()
+        })
+    }
+
+    /// The number `key`, which must be given.
+    fn required<T: std::str::FromStr>(&self, key: &str) -> Result<T, Failure> {
+        self.optional(key)?.ok_or_else(|| {
+            StoreError::invalid_input(format!("query parameter {key} is required")).into()
+        })
+    }
+
+    /// Refuses parameters the route does not take.
+    fn check_all_used(&self, path: &str) -> Result<(), Failure> {
+        match self.pairs.iter().find(|(_, _, used)| !used.get()) {
+            Some((key, _, _)) => Err(StoreError::invalid_input(format!(
+                "{path} takes no query parameter {key}"
+            ))
+            .into()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Runs a call on `store`: the `Ok` value as JSON, or the store's error.
+pub fn execute<S: UserStore>(store: &mut S, call: &Call, info: &Info) -> Result<Value, StoreError> {
+    Ok(match call {
+        Call::InsertUser(user) => {
+            store.insert(user.clone())?;
+            Value::Null
+        }
+        Call::InsertUsers(users) => json!(store.insert_batch(users)?),
+        Call::GetUser(id) => user_json(&store.get(*id)?),
+        Call::ListUsers { after, limit } => {
+            limits::check_page_size(*limit)?;
+            Value::Array(store.page(*after, *limit)?.iter().map(user_json).collect())
+        }
+        Call::UpdateUsername(user) => user_json(&store.update_username(user.id, &user.username)?),
+        Call::DeleteUser(id) => user_json(&store.delete(*id)?),
+        Call::UpdateUsers(users) => json!(store.update_batch(users)?),
+        Call::DeleteUsers(ids) => json!(store.delete_batch(ids)?),
+        Call::CountUsers => json!(store.count()?),
+        Call::Config => json!({
+            "engine": info.engine,
+            "format_version": crate::edge::header::FORMAT_VERSION,
+            "writes_enabled": info.writes_enabled,
+            "limits": {
+                "max_username_bytes": MAX_USERNAME_BYTES,
+                "max_batch_size": MAX_BATCH_SIZE,
+                "max_page_size": limits::MAX_PAGE_SIZE,
+                "max_user_id": limits::MAX_USER_ID,
+                "max_body_bytes": MAX_BODY_BYTES,
+            },
+        }),
+        Call::Stats => json!({
+            "engine": info.engine,
+            "users": store.count()?,
+            "data_pages": info.data_pages,
+        }),
+    })
+}
+
+/// A user as JSON.
+fn user_json(user: &User) -> Value {
+    json!({ "id": user.id, "username": user.username })
+}
+
+/// The response to a call's outcome: 200 with `{"Ok": ...}`, or the failure's [`status`]
+/// with `{"Err": ..., "message": ...}`.
+pub fn respond(outcome: Result<Value, Failure>) -> Response {
+    match outcome {
+        Ok(value) => Response::json(200, encode(&json!({ "Ok": value }))),
+        Err(failure) => {
+            let (error, message) = error_of(&failure);
+            let error = serde_json::to_value(&error).unwrap_or(Value::Null);
+            let mut response = Response::json(
+                status(&failure),
+                encode(&json!({ "Err": error, "message": message })),
+            );
+            if let Failure::MethodNotAllowed { route, .. } = failure {
+                response.set_header("allow", route.methods.join(", "));
+            }
+            response
+        }
+    }
+}
+
+/// JSON text of a value.
+fn encode(value: &Value) -> Vec<u8> {
+    // A `Value` always serializes.
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+/// Parses, authorizes and runs one request on `store`, with `token` the host's write token
+/// (`None`: writes disabled). The whole API on any store, without files or locks; the
+/// session ([`crate::edge::session`]) does the same around a data file.
+pub fn handle<S: UserStore>(
+    store: &mut S,
+    request: &Request,
+    token: Option<&str>,
+    info: &Info,
+) -> Response {
+    let outcome = parse(request).and_then(|call| {
+        if call.writes() {
+            auth::authorize(token, request)?;
+        }
+        execute(store, &call, info).map_err(Failure::from)
+    });
+    respond(outcome)
+}

@@ -1,0 +1,108 @@
+//! The host's settings, from its environment.
+//!
+//! - `USERSTORE_ENGINE`: `page_tree` (default) or `btree`;
+//! - `USERSTORE_DATA`: the data file (default `/data/userstore.db`);
+//! - `USERSTORE_WRITE_TOKEN`: the bearer token writes need; unset or empty, every write is
+//!   refused with 401;
+//! - `USERSTORE_HOST_EPOCH`: an identifier of this host run, set per host start by the
+//!   scripts (see [`crate::edge::lock`]);
+//! - `USERSTORE_LOCK_STALE_MS`: age after which a lock of this epoch is taken as abandoned
+//!   (default 30,000);
+//! - `USERSTORE_LOCK_WAIT_MS`: how long a request waits for the lock before 503 (default
+//!   10,000).
+
+use crate::btree::BTreeCanisterStore;
+use crate::engine::StorageEngine;
+use crate::error::StoreError;
+use crate::page_tree::PageTreeStore;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The engines the edge serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// [`PageTreeStore`].
+    PageTree,
+    /// [`crate::BTreeStore`] (ic-stable-structures' `StableBTreeMap`).
+    BTree,
+}
+
+impl Engine {
+    /// The engine's name as recorded in the data: its `StorageEngine::NAME`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PageTree => <PageTreeStore<crate::engine::EngineMemory> as StorageEngine>::NAME,
+            Self::BTree => <BTreeCanisterStore as StorageEngine>::NAME,
+        }
+    }
+
+    /// The engine a `USERSTORE_ENGINE` value names.
+    pub fn from_setting(value: &str) -> Result<Self, StoreError> {
+        match value {
+            "page_tree" => Ok(Self::PageTree),
+            "btree" => Ok(Self::BTree),
+            other => Err(StoreError::invalid_config(format!(
+                "USERSTORE_ENGINE={other:?} names no engine; use page_tree or btree"
+            ))),
+        }
+    }
+}
+
+/// The default data file.
+pub const DEFAULT_DATA: &str = "/data/userstore.db";
+
+/// The default `USERSTORE_LOCK_STALE_MS`.
+pub const DEFAULT_LOCK_STALE: Duration = Duration::from_secs(30);
+
+/// The default `USERSTORE_LOCK_WAIT_MS`.
+pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// Everything a host run needs to know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EdgeConfig {
+    /// The engine this host runs.
+    pub engine: Engine,
+    /// The data file.
+    pub data: PathBuf,
+    /// The write token; `None`: writes are refused.
+    pub write_token: Option<String>,
+    /// This host run's epoch.
+    pub host_epoch: String,
+    /// Age after which a lock of this epoch is abandoned.
+    pub lock_stale: Duration,
+    /// How long a request waits for the lock.
+    pub lock_wait: Duration,
+}
+
+impl EdgeConfig {
+    /// The settings from the process environment.
+    pub fn from_env() -> Result<Self, StoreError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// The settings from `lookup`, which gives an environment variable's value.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, StoreError> {
+        let engine = match lookup("USERSTORE_ENGINE") {
+            Some(value) => Engine::from_setting(&value)?,
+            None => Engine::PageTree,
+        };
+        let millis = |name: &str, default: Duration| -> Result<Duration, StoreError> {
+            match lookup(name) {
+                None => Ok(default),
+                Some(value) => value.parse().map(Duration::from_millis).map_err(|_| {
+                    StoreError::invalid_config(format!("{name}={value:?} is not milliseconds"))
+                }),
+            }
+        };
+        Ok(Self {
+            engine,
+            data: PathBuf::from(
+                lookup("USERSTORE_DATA").unwrap_or_else(|| DEFAULT_DATA.to_owned()),
+            ),
+            write_token: lookup("USERSTORE_WRITE_TOKEN").filter(|token| !token.is_empty()),
+            host_epoch: lookup("USERSTORE_HOST_EPOCH").unwrap_or_default(),
+            lock_stale: millis("USERSTORE_LOCK_STALE_MS", DEFAULT_LOCK_STALE)?,
+            lock_wait: millis("USERSTORE_LOCK_WAIT_MS", DEFAULT_LOCK_WAIT)?,
+        })
+    }
+}

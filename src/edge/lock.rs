@@ -1,0 +1,263 @@
+//! One request at a time on a data file, across the instances `wasmtime serve` runs
+//! concurrently, without file locks (WASI has none): a lock file, `<data>.lock`, created with
+//! `create_new` (an exclusive create: of two creators exactly one succeeds).
+//!
+//! Every request takes it, reads too, since a reader must not see a writer's commit half
+//! applied. It holds the host epoch (`USERSTORE_HOST_EPOCH`, new at every host start), the
+//! time it was taken and a nonce; the holder removes it when done ([`Lock`]'s `Drop`, on
+//! every path, errors included).
+//!
+//! A holder that dies leaves its lock behind, which is broken:
+//! - a lock of another epoch was left by a host that no longer runs (one host serves a data
+//!   directory at a time, and every start has a new epoch), so no request holds it: it is
+//!   broken at once;
+//! - a lock of this epoch is broken once older than the stale timeout
+//!   (`USERSTORE_LOCK_STALE_MS`, 30 s by default): its instance trapped (a Wasm trap runs
+//!   no `Drop`). A live request takes milliseconds (the limits bound every request), far
+//!   below the timeout; a holder that took longer could lose its lock, the one case this
+//!   scheme does not cover.
+//!
+//! Why breaking is safe: a breaker first takes a second exclusive file, `<data>.lock.break`,
+//! so breakers run one at a time; holding it, it reads the lock again and removes it only if
+//! it still holds exactly what was judged stale (the nonce makes every lock's contents
+//! unique). Only breakers remove a lock that is not their own, so between that read and the
+//! removal nobody can replace the stale lock: a breaker never removes a live lock. A holder
+//! releasing its lock likewise removes it only if it is still its own.
+//!
+//! Whoever wins the next `create_new` after a break holds the lock; the others keep waiting
+//! (short sleeps) until the deadline (`USERSTORE_LOCK_WAIT_MS`), then the request is answered
+//! 503. The data stays consistent even across a break: the `FileMemory` journal makes a
+//! commit atomic and its recovery replays or discards an interrupted one at the next open.
+
+use crate::edge::api::Failure;
+use crate::error::StoreError;
+use std::ffi::OsString;
+use std::fs::{self, OpenOptions};
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How a lock is taken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockSettings {
+    /// This host run's epoch.
+    pub epoch: String,
+    /// Age after which a lock of this epoch is abandoned.
+    pub stale: Duration,
+    /// How long to wait for the lock before giving up.
+    pub wait: Duration,
+    /// The sleep between two attempts.
+    pub retry: Duration,
+}
+
+/// The lock file of a data file: `<data>.lock`.
+pub fn lock_path(data: &Path) -> PathBuf {
+    with_suffix(data, ".lock")
+}
+
+/// The breaker's file of a data file: `<data>.lock.break`.
+pub fn break_path(data: &Path) -> PathBuf {
+    with_suffix(data, ".lock.break")
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = OsString::from(path.as_os_str());
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// The data file's lock, held until dropped.
+#[derive(Debug)]
+pub struct Lock {
+    path: PathBuf,
+    contents: String,
+}
+
+impl Lock {
+    /// Takes the lock of `data`, breaking a stale one, waiting up to `settings.wait`:
+    /// [`Failure::Busy`] when the deadline passes, a storage failure on any other I/O error.
+    pub fn acquire(data: &Path, settings: &LockSettings) -> Result<Lock, Failure> {
+        let path = lock_path(data);
+        let deadline = Instant::now() + settings.wait;
+        loop {
+            let contents = Holder::new(&settings.epoch).encode();
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut file) => {
+                    return match file.write_all(contents.as_bytes()) {
+                        Ok(()) => Ok(Lock { path, contents }),
+                        Err(error) => {
+                            let _ = fs::remove_file(&path);
+                            Err(io_failure("writing the lock file", error))
+                        }
+                    };
+                }
+                Err(error) if error.kind() == ErrorKind::AlreadyExists => {
+                    if break_if_stale(data, settings)? {
+                        continue;
+                    }
+                }
+                Err(error) => return Err(io_failure("creating the lock file", error)),
+            }
+            if Instant::now() >= deadline {
+                return Err(Failure::Busy(format!(
+                    "another request held {} for {} ms",
+                    path.display(),
+                    settings.wait.as_millis()
+                )));
+            }
+            std::thread::sleep(settings.retry);
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        // Only our own lock: a breaker may have taken it (see the module's documentation).
+        if fs::read_to_string(&self.path).is_ok_and(|contents| contents == self.contents) {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// What a lock file says about its holder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    /// The holder's host epoch.
+    pub epoch: String,
+    /// When it took the lock, in milliseconds since the Unix epoch.
+    pub millis: u64,
+    /// A number unique to this lock.
+    pub nonce: u64,
+}
+
+static NONCES: AtomicU64 = AtomicU64::new(0);
+
+impl Holder {
+    /// This request, now.
+    fn new(epoch: &str) -> Self {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        // Unique across instances: the time in nanoseconds, a counter, and the address of a
+        // local (instances run in separate linear memories, mostly at different stacks).
+        let local = 0u8;
+        let nonce = (now.as_nanos() as u64)
+            ^ NONCES.fetch_add(1, Ordering::Relaxed).rotate_left(32)
+            ^ (std::ptr::addr_of!(local) as u64).rotate_left(48);
+        Self {
+            epoch: epoch.to_owned(),
+            millis: now.as_millis() as u64,
+            nonce,
+        }
+    }
+
+    /// The lock file's contents.
+    pub fn encode(&self) -> String {
+        format!(
+            "userstore-lock\nepoch={}\nmillis={}\nnonce={}\n",
+            self.epoch, self.millis, self.nonce
+        )
+    }
+
+    /// The holder a lock file names, `None` if it names none (torn or foreign contents).
+    pub fn decode(contents: &str) -> Option<Self> {
+        let mut lines = contents.lines();
+        if lines.next()? != "userstore-lock" {
+            return None;
+        }
+        let epoch = lines.next()?.strip_prefix("epoch=")?.to_owned();
+        let millis = lines.next()?.strip_prefix("millis=")?.parse().ok()?;
+        let nonce = lines.next()?.strip_prefix("nonce=")?.parse().ok()?;
+        Some(Self {
+            epoch,
+            millis,
+            nonce,
+        })
+    }
+}
+
+/// Whether a lock file's holder is gone: another epoch's, or this epoch's and older than the
+/// stale timeout. Contents that name no holder (a holder died between creating the file and
+/// writing it) are judged by the file's modification time, as this epoch's.
+fn is_stale(contents: &str, modified: Option<SystemTime>, settings: &LockSettings) -> bool {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let taken = match Holder::decode(contents) {
+        Some(holder) if holder.epoch != settings.epoch => return true,
+        Some(holder) => Duration::from_millis(holder.millis),
+        None => match modified.and_then(|time| time.duration_since(UNIX_EPOCH).ok()) {
+            Some(taken) => taken,
+            None => return false,
+        },
+    };
+    now.saturating_sub(taken) > settings.stale
+}
+
+/// Reads a file and its modification time; `None` if it is gone.
+fn read_file(path: &Path) -> Result<Option<(String, Option<SystemTime>)>, Failure> {
+    let modified = fs::metadata(path)
+        .and_then(|metadata| metadata.modified())
+        .ok();
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some((
+            String::from_utf8_lossy(&bytes).into_owned(),
+            modified,
+        ))),
+        Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(io_failure("reading the lock file", error)),
+    }
+}
+
+/// Breaks the lock of `data` if it is stale (or already gone): `true` if the caller should
+/// try to take it again at once.
+fn break_if_stale(data: &Path, settings: &LockSettings) -> Result<bool, Failure> {
+    let path = lock_path(data);
+    let Some((observed, modified)) = read_file(&path)? else {
+        return Ok(true);
+    };
+    if !is_stale(&observed, modified, settings) {
+        return Ok(false);
+    }
+    let breaker_path = break_path(data);
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&breaker_path)
+    {
+        Ok(mut breaker) => {
+            let breaker_contents = Holder::new(&settings.epoch).encode();
+            let written = breaker.write_all(breaker_contents.as_bytes());
+            // Holding the breaker's file: the lock is removed only if it is still the one
+            // judged stale.
+            let still_stale = matches!(read_file(&path), Ok(Some((now, _))) if now == observed);
+            let removed = if still_stale {
+                match fs::remove_file(&path) {
+                    Err(error) if error.kind() != ErrorKind::NotFound => Err(error),
+                    _ => Ok(()),
+                }
+            } else {
+                Ok(())
+            };
+            let _ = fs::remove_file(&breaker_path);
+            written.map_err(|error| io_failure("writing the breaker's file", error))?;
+            removed.map_err(|error| io_failure("removing a stale lock file", error))?;
+            Ok(true)
+        }
+        Err(error) if error.kind() == ErrorKind::AlreadyExists => {
+            // Another breaker is at work, or died at it (then its file is stale too).
+            if let Some((contents, modified)) = read_file(&breaker_path)? {
+                if is_stale(&contents, modified, settings) {
+                    let _ = fs::remove_file(&breaker_path);
+                }
+            }
+            Ok(false)
+        }
+        Err(error) => Err(io_failure("creating the breaker's file", error)),
+    }
+}
+
+fn io_failure(context: &str, error: std::io::Error) -> Failure {
+    Failure::Store(StoreError::storage(context, error))
+}
