@@ -16,7 +16,7 @@ pub trait DiskFile {
     fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()>;
 
     /// The file's length in bytes.
-    fn len(&self) -> io::Result<u64>;
+    fn byte_len(&self) -> io::Result<u64>;
 
     /// Truncates or extends (with zeros) the file to `len` bytes. Not durable until
     /// [`DiskFile::sync`].
@@ -59,14 +59,17 @@ impl DiskFile for StdFile {
         while written < data.len() {
             let count = positioned::write(&self.file, offset + written as u64, &data[written..])?;
             if count == 0 {
-                return Err(io::Error::new(io::ErrorKind::WriteZero, "the file took no bytes"));
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "the file took no bytes",
+                ));
             }
             written += count;
         }
         Ok(())
     }
 
-    fn len(&self) -> io::Result<u64> {
+    fn byte_len(&self) -> io::Result<u64> {
         Ok(self.file.metadata()?.len())
     }
 

@@ -111,7 +111,10 @@ impl FileMemory {
         if created {
             sync_parent_directory(path)?;
         }
-        Self::with_files(Box::new(StdFile::new(data)), Box::new(StdFile::new(journal)))
+        Self::with_files(
+            Box::new(StdFile::new(data)),
+            Box::new(StdFile::new(journal)),
+        )
     }
 
     /// Opens the memory on `data` with its journal in `journal` (any [`DiskFile`]: a real file
@@ -122,7 +125,9 @@ impl FileMemory {
     ) -> Result<Self, StoreError> {
         // The length before recovery may be anything a power cut left of an interrupted
         // commit; recovery settles it from the journal.
-        let length = data.len().map_err(io_error("reading the file's length"))?;
+        let length = data
+            .byte_len()
+            .map_err(io_error("reading the file's length"))?;
         let mut state = State {
             data,
             journal,
@@ -133,7 +138,7 @@ impl FileMemory {
             io: IoCounters::default(),
         };
         state.recover()?;
-        if state.committed_bytes % WASM_PAGE_BYTES != 0 {
+        if !state.committed_bytes.is_multiple_of(WASM_PAGE_BYTES) {
             return Err(StoreError::storage(
                 "opening a file memory",
                 format!(
@@ -209,7 +214,7 @@ impl State {
     fn recover(&mut self) -> Result<(), StoreError> {
         let length = self
             .journal
-            .len()
+            .byte_len()
             .map_err(io_error("reading the journal's length"))?;
         if length == 0 {
             return Ok(());
@@ -226,7 +231,10 @@ impl State {
         if let journal::Found::Complete(found) = journal::decode(&bytes) {
             // The file's length may be anything between the old and the new one: set it.
             self.committed_bytes = u64::MAX;
-            self.apply(found.size_bytes, found.blocks.iter().map(|(no, d)| (*no, &**d)))?;
+            self.apply(
+                found.size_bytes,
+                found.blocks.iter().map(|(no, d)| (*no, &**d)),
+            )?;
             self.committed_bytes = found.size_bytes;
             self.size_bytes = found.size_bytes;
         }
@@ -271,7 +279,9 @@ impl State {
             .set_len(encoded.len() as u64)
             .map_err(io_error("sizing the journal"))?;
         self.count_write(encoded.len());
-        self.journal.sync().map_err(io_error("syncing the journal"))?;
+        self.journal
+            .sync()
+            .map_err(io_error("syncing the journal"))?;
         self.io.syncs += 1;
         self.apply(size_bytes, blocks.iter().map(|(no, d)| (*no, &**d)))?;
         self.journal
@@ -335,7 +345,9 @@ impl State {
             }
             // A run of clean blocks, read from the file in one call.
             let mut end = (block + 1) * BLOCK_BYTES as u64;
-            while end < offset + dst.len() as u64 && !self.dirty.contains_key(&(end / BLOCK_BYTES as u64)) {
+            while end < offset + dst.len() as u64
+                && !self.dirty.contains_key(&(end / BLOCK_BYTES as u64))
+            {
                 end += BLOCK_BYTES as u64;
             }
             let count = ((end - at) as usize).min(dst.len() - done);
@@ -347,7 +359,10 @@ impl State {
     /// Reads committed bytes; past the file's committed length (memory grown in this
     /// request), zeros.
     fn read_file(&mut self, offset: u64, dst: &mut [u8]) {
-        let in_file = self.committed_bytes.saturating_sub(offset).min(dst.len() as u64) as usize;
+        let in_file = self
+            .committed_bytes
+            .saturating_sub(offset)
+            .min(dst.len() as u64) as usize;
         dst[in_file..].fill(0);
         if in_file == 0 {
             return;
@@ -402,7 +417,10 @@ fn open_file(path: &Path) -> Result<File, StoreError> {
 /// sync of the file does not cover. Hosts that cannot open a directory for syncing (some WASI
 /// hosts answer "unsupported") are told apart from real failures.
 fn sync_parent_directory(path: &Path) -> Result<(), StoreError> {
-    let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) else {
+    let Some(parent) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    else {
         return Ok(());
     };
     match File::open(parent).and_then(|directory| directory.sync_all()) {

@@ -109,15 +109,15 @@ impl SimDisk {
         for file in &mut state.files {
             let mut survived = file.durable.clone();
             for change in file.unsynced.drain(..) {
-                if random.next() % 2 == 0 {
+                if random.next_u64().is_multiple_of(2) {
                     continue;
                 }
                 match change {
                     Change::SetLen(len) => survived.resize(len as usize, 0),
                     Change::Write { offset, data } => {
-                        let torn = random.next() % 4 == 0;
+                        let torn = random.next_u64().is_multiple_of(4);
                         for (sector, bytes) in data.chunks(SECTOR_BYTES).enumerate() {
-                            if torn && random.next() % 2 == 0 {
+                            if torn && random.next_u64().is_multiple_of(2) {
                                 continue;
                             }
                             let at = offset as usize + sector * SECTOR_BYTES;
@@ -177,7 +177,7 @@ impl DiskFile for SimFile {
         }))
     }
 
-    fn len(&self) -> io::Result<u64> {
+    fn byte_len(&self) -> io::Result<u64> {
         Ok(self.disk.state.borrow().files[self.index].current.len() as u64)
     }
 
@@ -207,7 +207,7 @@ impl XorShift {
     }
 
     /// The next number.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;

@@ -9,8 +9,11 @@ use ic_stable_structures::Memory;
 use std::collections::BTreeMap;
 
 fn open_on(disk: &SimDisk) -> FileMemory {
-    FileMemory::with_files(Box::new(disk.open("data")), Box::new(disk.open("data-journal")))
-        .expect("a file memory opens on the simulated disk")
+    FileMemory::with_files(
+        Box::new(disk.open("data")),
+        Box::new(disk.open("data-journal")),
+    )
+    .expect("a file memory opens on the simulated disk")
 }
 
 fn image(memory: &FileMemory) -> Vec<u8> {
@@ -21,14 +24,14 @@ fn image(memory: &FileMemory) -> Vec<u8> {
 
 /// One request's changes: a growth, then writes at random places, some across blocks.
 fn request(memory: &FileMemory, random: &mut XorShift) {
-    if memory.size() == 0 || random.next() % 4 == 0 {
-        assert!(memory.grow(1 + random.next() % 2) >= 0);
+    if memory.size() == 0 || random.next_u64().is_multiple_of(4) {
+        assert!(memory.grow(1 + random.next_u64() % 2) >= 0);
     }
     let size = memory.size() * WASM_PAGE_BYTES;
-    for _ in 0..1 + random.next() % 6 {
-        let len = 1 + (random.next() % (2 * BLOCK_BYTES as u64)) as usize;
-        let offset = random.next() % (size - len as u64);
-        let fill = (random.next() % 251) as u8 + 1;
+    for _ in 0..1 + random.next_u64() % 6 {
+        let len = 1 + (random.next_u64() % (2 * BLOCK_BYTES as u64)) as usize;
+        let offset = random.next_u64() % (size - len as u64);
+        let fill = (random.next_u64() % 251) as u8 + 1;
         memory.write(offset, &vec![fill; len]);
     }
 }
@@ -96,8 +99,7 @@ fn a_file_that_is_not_whole_pages_is_refused() {
     let disk = SimDisk::new();
     let data = disk.open("data");
     super::DiskFile::write_at(&data, 0, b"not a memory").expect("write");
-    let opened =
-        FileMemory::with_files(Box::new(data), Box::new(disk.open("data-journal")));
+    let opened = FileMemory::with_files(Box::new(data), Box::new(disk.open("data-journal")));
     assert!(matches!(opened, Err(crate::StoreError::Storage { .. })));
 }
 
@@ -150,8 +152,11 @@ fn crash_once(
     crash.strike(&disk);
     if let Some(point) = recovery_crash_at {
         disk.fail_after(point);
-        if FileMemory::with_files(Box::new(disk.open("data")), Box::new(disk.open("data-journal")))
-            .is_err()
+        if FileMemory::with_files(
+            Box::new(disk.open("data")),
+            Box::new(disk.open("data-journal")),
+        )
+        .is_err()
         {
             crash.strike(&disk);
         }
@@ -218,11 +223,16 @@ fn insert_request<S: UserStore>(store: &mut S, users: &[User]) -> bool {
 
 fn users_of(random: &mut XorShift, request: usize) -> Vec<User> {
     let mut ids = BTreeMap::new();
-    for _ in 0..1 + random.next() % 300 {
-        let id = random.next() % 1_000_000;
-        ids.insert(id, format!("user-{request}-{id}-{}", "x".repeat((id % 90) as usize)));
+    for _ in 0..1 + random.next_u64() % 300 {
+        let id = random.next_u64() % 1_000_000;
+        ids.insert(
+            id,
+            format!("user-{request}-{id}-{}", "x".repeat((id % 90) as usize)),
+        );
     }
-    ids.into_iter().map(|(id, username)| User { id, username }).collect()
+    ids.into_iter()
+        .map(|(id, username)| User { id, username })
+        .collect()
 }
 
 fn table<S: UserStore>(store: &S) -> Vec<User> {
@@ -286,8 +296,10 @@ fn engines_on_a_file_memory_survive_a_crash_in_any_commit() {
             }
             disk.power_cut(crash_at);
             let store = open(open_on(&disk));
-            let rows: BTreeMap<u64, String> =
-                table(&store).into_iter().map(|u| (u.id, u.username)).collect();
+            let rows: BTreeMap<u64, String> = table(&store)
+                .into_iter()
+                .map(|u| (u.id, u.username))
+                .collect();
             assert!(
                 rows == model || rows == in_flight,
                 "crash at operation {crash_at}: {} rows, acknowledged {}, in flight {}",

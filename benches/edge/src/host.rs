@@ -1,0 +1,168 @@
+//! The real edge host: `wasmtime serve` running the component with a data directory
+//! preopened as `/data`, started on a free loopback port and killed when dropped.
+
+use std::io;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How long a host may take to compile the component and listen.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What a host runs and with what.
+#[derive(Clone, Debug)]
+pub struct HostConfig {
+    /// The `wasmtime` binary (wasmtime-cli).
+    pub wasmtime: PathBuf,
+    /// The component (`target/edge/userstore-edge.wasm`).
+    pub component: PathBuf,
+    /// The host directory preopened as `/data`.
+    pub data_dir: PathBuf,
+    /// Environment given to the component (`--env NAME=VALUE`).
+    pub env: Vec<(String, String)>,
+    /// Further `wasmtime serve` options (for example `--max-instance-reuse-count`).
+    pub serve_args: Vec<String>,
+}
+
+impl HostConfig {
+    /// The `wasmtime` binary: `WASMTIME_BIN`, else `wasmtime` on the `PATH`, else
+    /// `~/.cargo/bin/wasmtime` (where the scripts install it).
+    pub fn wasmtime_binary() -> Result<PathBuf, String> {
+        if let Some(path) = std::env::var_os("WASMTIME_BIN") {
+            return Ok(PathBuf::from(path));
+        }
+        let on_path = std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join("wasmtime"))
+                .find(|candidate| candidate.is_file())
+        });
+        let in_cargo = std::env::var_os("HOME")
+            .map(|home| PathBuf::from(home).join(".cargo/bin/wasmtime"))
+            .filter(|candidate| candidate.is_file());
+        on_path.or(in_cargo).ok_or_else(|| {
+            "wasmtime-cli is not installed: scripts/test.sh and scripts/bench.sh install it \
+             (cargo install wasmtime-cli), or set WASMTIME_BIN"
+                .to_string()
+        })
+    }
+}
+
+/// A running `wasmtime serve`.
+pub struct Host {
+    child: Child,
+    address: SocketAddr,
+    epoch: String,
+}
+
+impl Host {
+    /// Starts the host and waits until it accepts connections. Each start gets a new host
+    /// epoch (`USERSTORE_HOST_EPOCH`): the component treats lock files of another epoch as
+    /// left by a killed host.
+    pub fn start(config: &HostConfig) -> io::Result<Host> {
+        let port = free_port()?;
+        let address = SocketAddr::from(([127, 0, 0, 1], port));
+        let epoch = format!(
+            "{}-{}",
+            std::process::id(),
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|since| since.as_nanos())
+                .unwrap_or_default()
+        );
+        let mut command = Command::new(&config.wasmtime);
+        command
+            .arg("serve")
+            .args(["-S", "cli"])
+            .arg("--dir")
+            .arg(format!("{}::/data", config.data_dir.display()))
+            .arg("--addr")
+            .arg(address.to_string())
+            .arg("--env")
+            .arg(format!("USERSTORE_HOST_EPOCH={epoch}"));
+        for (name, value) in &config.env {
+            command.arg("--env").arg(format!("{name}={value}"));
+        }
+        command
+            .args(&config.serve_args)
+            .arg(&config.component)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        let child = command.spawn().map_err(|error| {
+            io::Error::new(
+                error.kind(),
+                format!("starting {}: {error}", config.wasmtime.display()),
+            )
+        })?;
+        let mut host = Host {
+            child,
+            address,
+            epoch,
+        };
+        host.wait_until_listening()?;
+        Ok(host)
+    }
+
+    /// The address it listens on.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// This start's epoch.
+    pub fn epoch(&self) -> &str {
+        &self.epoch
+    }
+
+    /// The host's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `SIGKILL`: the host dies at once, mid-request if one is running.
+    pub fn kill(mut self) -> io::Result<()> {
+        self.child.kill()?;
+        self.child.wait().map(|_| ())
+    }
+
+    fn wait_until_listening(&mut self) -> io::Result<()> {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                return Err(io::Error::other(format!("wasmtime serve exited: {status}")));
+            }
+            if TcpStream::connect_timeout(&self.address, Duration::from_millis(200)).is_ok() {
+                return Ok(());
+            }
+            if started.elapsed() > START_TIMEOUT {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "wasmtime serve did not listen in time",
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A loopback port nobody listens on now.
+fn free_port() -> io::Result<u16> {
+    Ok(TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
+}
+
+/// The repository's root (this crate is `benches/edge`).
+pub fn repository_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The component as `scripts/build.sh edge` leaves it.
+pub fn built_component() -> PathBuf {
+    repository_root().join("target/edge/userstore-edge.wasm")
+}

@@ -1,0 +1,374 @@
+//! `edge-bench`: what one request to the edge component costs on the real `wasmtime serve`,
+//! per engine, on an aged table, with a fresh instance per request (cold) and with instances
+//! reused (warm): latency percentiles and requests per second with 1 and with several
+//! clients, as medians over repeated runs with their spread, beside figures that do not
+//! depend on the machine's load (syncs, bytes read and written per request, bytes on disk
+//! per row). Wall-clock figures are compared within one run only.
+//!
+//! Usage: edge-bench [--rows N] [--requests R] [--batch-requests B] [--runs K]
+//!                   [--clients C] [--engines page_tree,btree] [--out FILE]
+
+mod results;
+mod stats;
+mod workloads;
+
+use edge_bench::client::Client;
+use edge_bench::host::{built_component, repository_root, Host, HostConfig};
+use results::{EngineResult, Floor, Machine, ModeResult, Results, WorkloadResult};
+use stats::{Latencies, OverRuns};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use workloads::{Plan, Request, Workload};
+
+/// The write credential the benchmark's hosts are given.
+const TOKEN: &str = "edge-bench-token";
+
+/// Users per fill request (the API's largest batch, as the canister benchmark fills).
+const FILL_BATCH: usize = 10_000;
+
+/// The seed of the aged table's order and of every request drawn from it.
+const SEED: u64 = 0xED9E_2026_1126;
+
+struct Options {
+    rows: u64,
+    requests: u64,
+    batch_requests: u64,
+    runs: u64,
+    clients: u64,
+    engines: Vec<String>,
+    out: PathBuf,
+}
+
+fn main() {
+    if let Err(message) = run() {
+        eprintln!("edge-bench: {message}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let options = parse_options()?;
+    let wasmtime = HostConfig::wasmtime_binary()?;
+    let component = built_component();
+    if !component.is_file() {
+        return Err(format!(
+            "{} is missing: build it with scripts/build.sh edge",
+            component.display()
+        ));
+    }
+    let work = repository_root().join("target/edge-bench");
+    let mut results = Results {
+        machine: Machine::read(&wasmtime),
+        rows: options.rows,
+        requests: options.requests,
+        batch_requests: options.batch_requests,
+        runs: options.runs,
+        clients: options.clients,
+        floor: Floor::default(),
+        engines: Vec::new(),
+    };
+    for engine in &options.engines {
+        let data_dir = work.join(engine);
+        let _ = std::fs::remove_dir_all(&data_dir);
+        std::fs::create_dir_all(&data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
+        let config = |serve_args: Vec<String>| HostConfig {
+            wasmtime: wasmtime.clone(),
+            component: component.clone(),
+            data_dir: data_dir.clone(),
+            env: vec![
+                ("USERSTORE_ENGINE".into(), engine.clone()),
+                ("USERSTORE_WRITE_TOKEN".into(), TOKEN.into()),
+            ],
+            serve_args,
+        };
+        let plan = Plan::new(options.rows, SEED);
+        let cold = config(Vec::new());
+        let fill_seconds = {
+            let host = Host::start(&cold).map_err(|e| e.to_string())?;
+            fill(&host, &plan)?
+        };
+        let bytes_on_disk = directory_bytes(&data_dir);
+        eprintln!(
+            "{engine}: {} rows filled in {fill_seconds:.1} s",
+            options.rows
+        );
+        let mut modes = Vec::new();
+        let mut next_index = 0;
+        for (mode, serve_args) in [
+            ("cold", Vec::new()),
+            // Instances reused for as many requests as wasmtime allows in one instance.
+            (
+                "warm",
+                vec![
+                    "--max-instance-reuse-count".to_string(),
+                    "1000000".to_string(),
+                ],
+            ),
+        ] {
+            let host = Host::start(&config(serve_args)).map_err(|e| e.to_string())?;
+            if results.floor.empty_request_us.median == 0.0 {
+                results.floor = measure_floor(&host, &data_dir, &options)?;
+            }
+            let workloads = measure_mode(&host, &plan, &options, &mut next_index)?;
+            modes.push(ModeResult {
+                mode: mode.to_string(),
+                workloads,
+            });
+        }
+        results.engines.push(EngineResult {
+            engine: engine.clone(),
+            fill_seconds: (fill_seconds * 10.0).round() / 10.0,
+            bytes_on_disk_per_row: bytes_on_disk as f64 / options.rows as f64,
+            modes,
+        });
+    }
+    results.write(&options.out)?;
+    print!("{}", results.table());
+    Ok(())
+}
+
+fn parse_options() -> Result<Options, String> {
+    let mut options = Options {
+        rows: 1_000_000,
+        requests: 200,
+        batch_requests: 10,
+        runs: 3,
+        clients: 8,
+        engines: vec!["page_tree".into(), "btree".into()],
+        out: repository_root().join("edge_results.yml"),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        let number = || {
+            value
+                .parse::<u64>()
+                .map_err(|_| format!("{flag}: not a number: {value}"))
+        };
+        match flag.as_str() {
+            "--rows" => options.rows = number()?,
+            "--requests" => options.requests = number()?,
+            "--batch-requests" => options.batch_requests = number()?,
+            "--runs" => options.runs = number()?,
+            "--clients" => options.clients = number()?,
+            "--engines" => options.engines = value.split(',').map(str::to_string).collect(),
+            "--out" => options.out = PathBuf::from(value),
+            _ => return Err(format!("unknown option {flag}")),
+        }
+    }
+    if options.rows < 2 * workloads::BATCH_ROWS || options.requests == 0 || options.runs == 0 {
+        return Err("need --rows >= 2000, --requests >= 1 and --runs >= 1".into());
+    }
+    Ok(options)
+}
+
+/// Fills the table through `insert_users`; returns the seconds it took.
+fn fill(host: &Host, plan: &Plan) -> Result<f64, String> {
+    let mut client = Client::new(host.address(), Some(TOKEN));
+    let started = Instant::now();
+    for request in plan.fill_batches(FILL_BATCH) {
+        send_checked(&mut client, &request, 200)?;
+    }
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// One request, whose status must be `expected`: a benchmark of failing requests measures
+/// nothing.
+fn send_checked(
+    client: &mut Client,
+    request: &Request,
+    expected: u16,
+) -> Result<edge_bench::client::Response, String> {
+    let body = request
+        .body
+        .as_ref()
+        .map(|body| serde_json::to_vec(body).unwrap_or_default());
+    let response = client
+        .send(request.method, &request.path, &[], body.as_deref())
+        .map_err(|error| format!("{} {}: {error}", request.method, request.path))?;
+    if response.status != expected {
+        return Err(format!(
+            "{} {}: status {} (expected {expected}): {}",
+            request.method,
+            request.path,
+            response.status,
+            String::from_utf8_lossy(&response.body)
+        ));
+    }
+    Ok(response)
+}
+
+/// Every workload, `options.runs` times, sequentially and from `options.clients` clients.
+fn measure_mode(
+    host: &Host,
+    plan: &Plan,
+    options: &Options,
+    next_index: &mut u64,
+) -> Result<Vec<WorkloadResult>, String> {
+    let mut results = Vec::new();
+    for workload in Workload::ALL {
+        let requests = if workload.is_batch() {
+            options.batch_requests
+        } else {
+            options.requests
+        };
+        let mut p50 = Vec::new();
+        let mut p99 = Vec::new();
+        let mut mean = Vec::new();
+        let mut rps_one = Vec::new();
+        let mut rps_many = Vec::new();
+        let mut counters = Counters::default();
+        for _ in 0..options.runs {
+            let batch: Vec<Request> = (0..requests)
+                .map(|i| plan.request(workload, *next_index + i))
+                .collect();
+            *next_index += requests;
+            let (durations, elapsed, run_counters) = sequential(host, workload, &batch)?;
+            let latencies = Latencies::new(&durations);
+            p50.push(latencies.percentile(0.5));
+            p99.push(latencies.percentile(0.99));
+            mean.push(latencies.mean());
+            rps_one.push(requests as f64 / elapsed.as_secs_f64());
+            counters = run_counters;
+            let concurrent: Vec<Request> = (0..requests)
+                .map(|i| plan.request(workload, *next_index + i))
+                .collect();
+            *next_index += requests;
+            let elapsed = concurrently(host, workload, &concurrent, options.clients)?;
+            rps_many.push(requests as f64 / elapsed.as_secs_f64());
+        }
+        let per_request = |total: u64| total as f64 / requests as f64;
+        results.push(WorkloadResult {
+            workload: workload.name().to_string(),
+            p50_us: OverRuns::of(&p50),
+            p99_us: OverRuns::of(&p99),
+            mean_us: OverRuns::of(&mean),
+            rps_1_client: OverRuns::of(&rps_one),
+            rps_n_clients: OverRuns::of(&rps_many),
+            syncs_per_request: per_request(counters.syncs),
+            bytes_read_per_request: per_request(counters.bytes_read).round(),
+            bytes_written_per_request: per_request(counters.bytes_written).round(),
+        });
+        eprintln!(
+            "  {}: p50 {:.0} µs",
+            workload.name(),
+            OverRuns::of(&p50).median
+        );
+    }
+    Ok(results)
+}
+
+#[derive(Default, Clone, Copy)]
+struct Counters {
+    syncs: u64,
+    bytes_read: u64,
+    bytes_written: u64,
+}
+
+/// The requests one after another on one connection: each one's latency, the whole time,
+/// and the component's own counters (the `x-userstore-*` headers), summed.
+fn sequential(
+    host: &Host,
+    workload: Workload,
+    requests: &[Request],
+) -> Result<(Vec<Duration>, Duration, Counters), String> {
+    let mut client = Client::new(host.address(), Some(TOKEN));
+    let mut durations = Vec::with_capacity(requests.len());
+    let mut counters = Counters::default();
+    let started = Instant::now();
+    for request in requests {
+        let sent = Instant::now();
+        let response = send_checked(&mut client, request, workload.expected_status())?;
+        durations.push(sent.elapsed());
+        counters.syncs += response.counter("x-userstore-syncs");
+        counters.bytes_read += response.counter("x-userstore-bytes-read");
+        counters.bytes_written += response.counter("x-userstore-bytes-written");
+    }
+    Ok((durations, started.elapsed(), counters))
+}
+
+/// The requests shared among `clients` concurrent connections; the whole time.
+fn concurrently(
+    host: &Host,
+    workload: Workload,
+    requests: &[Request],
+    clients: u64,
+) -> Result<Duration, String> {
+    let share = requests.len().div_ceil(clients.max(1) as usize).max(1);
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = requests
+            .chunks(share)
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut client = Client::new(host.address(), Some(TOKEN));
+                    part.iter().try_for_each(|r| {
+                        send_checked(&mut client, r, workload.expected_status()).map(|_| ())
+                    })
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .try_for_each(|worker| worker.join().map_err(|_| "a client panicked".to_string())?)
+    })?;
+    Ok(started.elapsed())
+}
+
+/// The floor: an empty request through the same host (instantiation and HTTP, no storage),
+/// and one bare sync on the data directory's disk.
+fn measure_floor(host: &Host, data_dir: &Path, options: &Options) -> Result<Floor, String> {
+    let mut empty = Vec::new();
+    let mut sync = Vec::new();
+    for _ in 0..options.runs {
+        let mut client = Client::new(host.address(), None);
+        let mut durations = Vec::new();
+        for _ in 0..options.requests {
+            let sent = Instant::now();
+            let response = client
+                .get("/ping")
+                .map_err(|error| format!("GET /ping: {error}"))?;
+            if response.status != 200 {
+                return Err(format!("GET /ping: status {}", response.status));
+            }
+            durations.push(sent.elapsed());
+        }
+        empty.push(Latencies::new(&durations).percentile(0.5));
+        sync.push(bare_sync(data_dir, options.requests)?);
+    }
+    Ok(Floor {
+        empty_request_us: OverRuns::of(&empty),
+        bare_sync_us: OverRuns::of(&sync),
+    })
+}
+
+/// The median of `count` 4 KiB writes each followed by `fdatasync`, in microseconds.
+fn bare_sync(dir: &Path, count: u64) -> Result<f64, String> {
+    use std::io::Write;
+    let path = dir.join("sync-probe");
+    let mut file = std::fs::File::create(&path).map_err(|e| e.to_string())?;
+    let mut durations = Vec::new();
+    for _ in 0..count {
+        let started = Instant::now();
+        file.write_all(&[7u8; 4096]).map_err(|e| e.to_string())?;
+        file.sync_data().map_err(|e| e.to_string())?;
+        durations.push(started.elapsed());
+    }
+    drop(file);
+    let _ = std::fs::remove_file(&path);
+    Ok(Latencies::new(&durations).percentile(0.5))
+}
+
+/// Bytes of every file in `dir`.
+fn directory_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|entry| entry.metadata().ok())
+                .filter(|metadata| metadata.is_file())
+                .map(|metadata| metadata.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
