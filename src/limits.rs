@@ -9,8 +9,9 @@ use crate::error::{Limit, StoreError};
 use crate::user::User;
 use std::collections::HashSet;
 
-/// Longest username, in UTF-8 bytes.
-pub const MAX_USERNAME_BYTES: usize = 128;
+/// Longest username, in UTF-8 bytes (defined beside the username's buffer, which holds
+/// exactly this many).
+pub use crate::user::MAX_USERNAME_BYTES;
 
 /// Most users one batch insert may carry.
 pub const MAX_BATCH_SIZE: usize = 10_000;

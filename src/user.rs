@@ -3,6 +3,9 @@
 use candid::CandidType;
 use serde::{Deserialize, Serialize};
 
+/// Longest username, in UTF-8 bytes: a published limit ([`crate::limits`]).
+pub const MAX_USERNAME_BYTES: usize = 128;
+
 /// One row of the user table: a numeric id and a username.
 ///
 /// Ids are unique within a store and at most `MAX_USER_ID` (2^63 - 1); usernames are
@@ -29,18 +32,16 @@ impl User {
 /// A username held on the stack: what a store returns into, or reads from, when a call must
 /// not allocate (every heap allocation touches heap pages, which the IC charges for,
 /// docs/metering.md §6). Holds up to [`MAX_USERNAME_BYTES`] bytes of UTF-8.
-///
-/// [`MAX_USERNAME_BYTES`]: crate::limits::MAX_USERNAME_BYTES
 #[derive(Clone, Copy)]
 pub struct UsernameBuf {
-    bytes: [u8; crate::limits::MAX_USERNAME_BYTES],
+    bytes: [u8; MAX_USERNAME_BYTES],
     len: u8,
 }
 
 impl Default for UsernameBuf {
     fn default() -> Self {
         Self {
-            bytes: [0; crate::limits::MAX_USERNAME_BYTES],
+            bytes: [0; MAX_USERNAME_BYTES],
             len: 0,
         }
     }

@@ -24,6 +24,7 @@
 mod canister;
 mod errors;
 pub mod flamegraph;
+mod function_names;
 mod heap;
 mod heap_layout;
 mod instrument;

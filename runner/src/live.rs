@@ -3,6 +3,7 @@
 //! restore the Wasm state.
 
 use crate::errors::ErrorCode;
+use crate::function_names::FunctionNames;
 use crate::heap::{MemoryGrew, Snapshot};
 use crate::instrument::{
     instrument, InstrumentError, Instrumented, COUNTER_EXPORT, GLOBAL_EXPORT_PREFIX, MEMORY_EXPORT,
@@ -10,7 +11,6 @@ use crate::instrument::{
 };
 use crate::memory_tracker::{MemoryTracker, Tracking, TRACKED_PAGE};
 use crate::state::{Closure, HostState, HostTrap, MessageKind};
-use crate::trace::FunctionNames;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};

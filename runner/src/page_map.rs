@@ -14,7 +14,7 @@
 //! page is charged by the `stable*_read`/`stable*_write` call itself and attributed to
 //! the Wasm function that called it.
 
-use crate::trace::FunctionNames;
+use crate::function_names::FunctionNames;
 use std::collections::HashMap;
 use std::ops::Range;
 

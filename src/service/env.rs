@@ -128,23 +128,6 @@ pub fn reply_user(
     }
 }
 
-/// `canister_inspect_message`: accepts the ingress message unless
-/// [`super::api::inspect`] refuses it.
-#[cfg(feature = "canister")]
-pub fn inspect_message<E: crate::engine::StorageEngine>(state: &super::StoreState<E>) {
-    let mut name = [0_u8; 32];
-    let len = ic0::msg_method_name_size();
-    // No method of the store has a longer name: a longer one is not accepted.
-    let Some(name) = name.get_mut(..len) else {
-        return;
-    };
-    ic0::msg_method_name_copy(name, 0);
-    let method = std::str::from_utf8(name).unwrap_or_default();
-    if super::api::inspect(state, &IcEnv, method, ic0::msg_arg_data_size()) {
-        ic0::accept_message();
-    }
-}
-
 #[cfg(feature = "canister")]
 thread_local! {
     /// The buffer every reply is encoded into: kept, so that a reply allocates nothing once

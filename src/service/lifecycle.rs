@@ -1,6 +1,7 @@
 //! The install and upgrade lifecycle every store canister shares: settings chosen by the
 //! init argument and kept in stable memory ([`crate::settings`]), the store opened where the
-//! engine keeps it, and closed before an upgrade.
+//! engine keeps it, and closed before an upgrade; and `canister_inspect_message`, the other
+//! system entry point.
 
 use super::env::CallEnv;
 use super::StoreState;
@@ -62,4 +63,21 @@ fn save_and_open<E: StorageEngine>(
     let budget = settings.effective_instruction_budget();
     Ok(StoreState::new(store, settings.writers, budget)
         .with_stable_memory_limit(settings.stable_memory_limit_pages))
+}
+
+/// `canister_inspect_message`: accepts the ingress message unless
+/// [`super::api::inspect`] refuses it.
+#[cfg(feature = "canister")]
+pub fn inspect_message<E: crate::engine::StorageEngine>(state: &super::StoreState<E>) {
+    let mut name = [0_u8; 32];
+    let len = ic0::msg_method_name_size();
+    // No method of the store has a longer name: a longer one is not accepted.
+    let Some(name) = name.get_mut(..len) else {
+        return;
+    };
+    ic0::msg_method_name_copy(name, 0);
+    let method = std::str::from_utf8(name).unwrap_or_default();
+    if super::api::inspect(state, &super::env::IcEnv, method, ic0::msg_arg_data_size()) {
+        ic0::accept_message();
+    }
 }

@@ -68,7 +68,7 @@ macro_rules! export_user_table_api {
         #[cfg_attr(target_family = "wasm", export_name = "canister_inspect_message")]
         #[allow(dead_code)]
         fn __userstore_inspect_message() {
-            __userstore_state(|state| ::userstore::service::env::inspect_message(state));
+            __userstore_state(|state| ::userstore::service::lifecycle::inspect_message(state));
         }
 
         #[::ic_cdk::post_upgrade]

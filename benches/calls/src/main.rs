@@ -25,6 +25,7 @@ mod engines;
 mod fees;
 mod page_map;
 mod page_sizes;
+mod reply;
 mod results;
 mod run;
 mod stats;

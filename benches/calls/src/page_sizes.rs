@@ -4,8 +4,9 @@
 //! the per-call suite and, after an upgrade, the first `get_user` (its page cache empty).
 //! The page cache holds 160 MiB in every run.
 
+use crate::reply::owner;
 use crate::results::Call;
-use crate::run::{measure_workload, owner, PROFILES};
+use crate::run::{measure_workload, PROFILES};
 use crate::tables::{fill, TableState};
 use crate::workloads::{argument, Ids, Mode, Workload};
 use icrun::{Canister, Env, Options};

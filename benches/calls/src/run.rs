@@ -11,12 +11,12 @@
 
 use crate::engines::{self, EngineConfig};
 use crate::fees::{calls_per_round, update_call_cycles};
+use crate::reply::{checked, decoded, owner};
 use crate::results::{Call, Charges, FunctionRow, Results, TraceSummary};
 use crate::stats::Spread;
 use crate::storage::Storage;
 use crate::tables::{fill, TableState, ROWS};
 use crate::workloads::{argument, Ids, Mode, Workload, WARMUP_MESSAGES};
-use candid::Principal;
 use icrun::{CallResult, Canister, CanisterSnapshot, Env, Folded, Metering, Options, Trace};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,11 +28,6 @@ const TOP_FUNCTIONS: usize = 12;
 
 /// The profiles measured, the IC's current meter first.
 pub const PROFILES: [Metering; 2] = [Metering::Current, Metering::PocketIc13];
-
-/// The principal that installs and writes (a writer by default).
-pub(crate) fn owner() -> Principal {
-    Principal::from_slice(&[0x11; 29])
-}
 
 /// What to measure.
 #[derive(Debug, Clone)]
@@ -289,26 +284,6 @@ fn check_reply(result: &CallResult, workload: Workload) -> Result<(), String> {
         }
         _ => checked::<u64>(result, &what).map(|_| ()),
     }
-}
-
-/// The reply decoded as `Result<T, StoreError>`.
-fn decoded<T: candid::CandidType + for<'de> serde::Deserialize<'de>>(
-    result: &CallResult,
-    what: &str,
-) -> Result<Result<T, StoreError>, String> {
-    let bytes = result
-        .reply
-        .as_ref()
-        .map_err(|reject| format!("{what} rejected: {reject}"))?;
-    candid::decode_one(bytes).map_err(|error| format!("{what}: {error}"))
-}
-
-/// The `Ok` value of the reply.
-pub(crate) fn checked<T: candid::CandidType + for<'de> serde::Deserialize<'de>>(
-    result: &CallResult,
-    what: &str,
-) -> Result<T, String> {
-    decoded::<T>(result, what)?.map_err(|error| format!("{what}: {error}"))
 }
 
 /// The trace of a headline call: folded, checked against the message's instructions,

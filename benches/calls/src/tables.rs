@@ -9,7 +9,7 @@
 //!   [`AGED_SEED`]), as a table that has lived a while was written.
 
 use crate::draw::Rng;
-use crate::run::{checked, owner};
+use crate::reply::{checked, owner};
 use icrun::Canister;
 use userstore::User;
 use userstore_benches::tables::{preloaded_user, ID_STEP};

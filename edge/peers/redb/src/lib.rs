@@ -1,0 +1,11 @@
+//! The user table in a redb database file: a peer measured beside userstore's engines on the
+//! edge (a `wasi:http/proxy` component, the file under a preopened `/data`).
+//!
+//! One table `users: u64 -> &str`, and `userstore_meta: &str -> &str` recording
+//! `engine = "Redb"`, so a file of another engine is refused. Every write call is one write
+//! transaction committed with redb's default durability (`Durability::Immediate`: durable
+//! when the call returns); every read is one read transaction.
+
+mod store;
+
+pub use store::{RedbStore, ENGINE_NAME};

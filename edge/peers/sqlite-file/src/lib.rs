@@ -1,0 +1,14 @@
+//! The user table in a SQLite database file through rusqlite: a peer measured beside
+//! userstore's engines on the edge (a `wasi:http/proxy` component, the file under a
+//! preopened `/data`).
+//!
+//! One table `users(id INTEGER PRIMARY KEY, username TEXT NOT NULL)`, and `userstore_meta`
+//! recording `engine = "SqliteFile"`, so a file of another engine is refused. Every write
+//! call is one transaction, as durable as the configured `synchronous` makes it; the journal
+//! mode is configurable ([`SqliteFileConfig`]).
+
+mod config;
+mod store;
+
+pub use config::{JournalMode, SqliteFileConfig, Synchronous};
+pub use store::{SqliteFileStore, ENGINE_NAME};

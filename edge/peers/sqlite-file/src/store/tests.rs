@@ -1,0 +1,105 @@
+//! The conformance tests in every journal mode, and the engine check of the file.
+
+use super::*;
+use crate::config::{JournalMode, Synchronous};
+use userstore_peer_common::conformance;
+
+/// Every journal mode, each with one sync level.
+const CONFIGS: [(JournalMode, Synchronous); 6] = [
+    (JournalMode::Delete, Synchronous::Full),
+    (JournalMode::Truncate, Synchronous::Normal),
+    (JournalMode::Persist, Synchronous::Off),
+    (JournalMode::Wal, Synchronous::Normal),
+    (JournalMode::Memory, Synchronous::Off),
+    (JournalMode::Off, Synchronous::Off),
+];
+
+#[test]
+fn answers_as_the_model_in_every_journal_mode() {
+    for (journal_mode, synchronous) in CONFIGS {
+        let config = SqliteFileConfig {
+            journal_mode,
+            synchronous,
+        };
+        conformance::model_test(24, |path| SqliteFileStore::open_with(path, config));
+    }
+}
+
+#[test]
+fn error_cases() {
+    conformance::error_cases(SqliteFileStore::open);
+}
+
+#[test]
+fn every_configuration_is_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    for (index, (journal_mode, synchronous)) in CONFIGS.into_iter().enumerate() {
+        let path = dir.path().join(format!("users-{index}.db"));
+        let config = SqliteFileConfig {
+            journal_mode,
+            synchronous,
+        };
+        let store = SqliteFileStore::open_with(&path, config).unwrap();
+        let mode: String = store
+            .connection
+            .pragma_query_value(None, "journal_mode", |row| row.get(0))
+            .unwrap();
+        assert_eq!(mode, journal_mode.pragma());
+    }
+}
+
+#[test]
+fn a_file_of_another_engine_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("users.db");
+    std::fs::write(&path, b"redb\x1A\x0A\xA9\x0D\x0Aand the rest").unwrap();
+    let error = SqliteFileStore::open(&path).err().unwrap();
+    assert!(
+        matches!(&error, StoreError::InvalidConfig { reason } if reason.contains("redb")),
+        "{error:?}"
+    );
+
+    // A SQLite database of another program: no engine recorded.
+    let other = dir.path().join("other.db");
+    Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x)")
+        .unwrap();
+    assert!(matches!(
+        SqliteFileStore::open(&other),
+        Err(StoreError::InvalidConfig { .. })
+    ));
+
+    // A SQLite database recorded as another engine's.
+    Connection::open(&other)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE userstore_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+             INSERT INTO userstore_meta VALUES ('engine', 'Redb');",
+        )
+        .unwrap();
+    let error = SqliteFileStore::open(&other).err().unwrap();
+    assert!(
+        matches!(&error, StoreError::InvalidConfig { reason } if reason.contains("Redb")),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn a_new_file_records_the_engine_and_reopens_in_another_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("users.db");
+    let mut store = SqliteFileStore::open(&path).unwrap();
+    store.insert(User::new(5, "five")).unwrap();
+    drop(store);
+    let wal = SqliteFileConfig {
+        journal_mode: JournalMode::Wal,
+        synchronous: Synchronous::Full,
+    };
+    let mut store = SqliteFileStore::open_with(&path, wal).unwrap();
+    assert_eq!(store.get(5), Ok(User::new(5, "five")));
+    store.insert(User::new(6, "six")).unwrap();
+    drop(store);
+    let store = SqliteFileStore::open(&path).unwrap();
+    assert_eq!(store.count(), Ok(2));
+}
