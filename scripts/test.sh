@@ -47,6 +47,13 @@ while read -r canister _; do
 done < <(python3 "$ROOT/scripts/registry.py" canisters)
 "$ROOT/scripts/build.sh" "${store_canisters[@]}" client benches
 
+log "the edge component (wasm32-wasip2): clippy and build"
+# tests/edge.rs runs target/edge/userstore-edge.wasm on `wasmtime serve` (WASMTIME_BIN or
+# wasmtime on PATH); it fails, saying so, when either is missing.
+RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target wasm32-wasip2 \
+  -p userstore-edge -- -D warnings
+"$ROOT/scripts/build_edge.sh"
+
 log "report generator tests (python)"
 python3 -m unittest discover -s "$ROOT/scripts" -p 'test_*.py'
 

@@ -391,6 +391,50 @@ fn the_api_over_http_on_both_engines() {
     }
 }
 
+#[test]
+fn concurrent_requests_are_serialized_by_the_lock() {
+    let Some((wasmtime, wasm)) = prerequisites() else {
+        return;
+    };
+    const CLIENTS: u64 = 4;
+    const WRITES: u64 = 25;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let host = Arc::new(Host::start(&wasmtime, &wasm, dir.path(), "page_tree"));
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|client| {
+            let host = host.clone();
+            std::thread::spawn(move || {
+                for index in 0..WRITES {
+                    let id = client * 1_000 + index;
+                    let reply = host.write(
+                        "/insert_user",
+                        json!({"id": id, "username": format!("u{id}")}),
+                    );
+                    assert_eq!(reply.status, 200, "{}", reply.body);
+                    // Reads between the writes must see whole tables.
+                    let count = host.get("/count_users");
+                    assert_eq!(count.status, 200, "{}", count.body);
+                }
+            })
+        })
+        .collect();
+    for client in clients {
+        client.join().expect("a client");
+    }
+    let table = host.table();
+    assert_eq!(table.len() as u64, CLIENTS * WRITES);
+    assert!(table.iter().all(|(id, name)| *name == format!("u{id}")));
+    // An oversize body is refused without being read whole.
+    let oversize = "POST /insert_users HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\
+                    Content-Length: 900000000\r\n\r\n[";
+    assert_eq!(
+        send_raw(host.port, oversize.as_bytes())
+            .expect("a reply")
+            .status,
+        413
+    );
+}
+
 /// xorshift64*.
 struct Rng(u64);
 
