@@ -1,6 +1,7 @@
 //! One request at a time on a data file, across the instances `wasmtime serve` runs
 //! concurrently, without file locks (WASI has none): a lock file, `<data>.lock`, created with
-//! `create_new` (an exclusive create: of two creators exactly one succeeds).
+//! an exclusive create (of two creators exactly one succeeds): a hard link to a staging file
+//! that already holds the contents, so a lock file is never seen empty (`create_exclusive`).
 //!
 //! Every request takes it, reads too, since a reader must not see a writer's commit half
 //! applied. It holds the host epoch (`USERSTORE_HOST_EPOCH`, new at every host start), the
@@ -24,7 +25,7 @@
 //! removal nobody can replace the stale lock: a breaker never removes a live lock. A holder
 //! releasing its lock likewise removes it only if it is still its own.
 //!
-//! Whoever wins the next `create_new` after a break holds the lock; the others keep waiting
+//! Whoever wins the next exclusive create after a break holds the lock; the others keep waiting
 //! (short sleeps) until the deadline (`USERSTORE_LOCK_WAIT_MS`), then the request is answered
 //! 503. The data stays consistent even across a break: the `FileMemory` journal makes a
 //! commit atomic and its recovery replays or discards an interrupted one at the next open.
@@ -81,17 +82,10 @@ impl Lock {
         let path = lock_path(data);
         let deadline = Instant::now() + settings.wait;
         loop {
-            let contents = Holder::new(&settings.epoch).encode();
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut file) => {
-                    return match file.write_all(contents.as_bytes()) {
-                        Ok(()) => Ok(Lock { path, contents }),
-                        Err(error) => {
-                            let _ = fs::remove_file(&path);
-                            Err(io_failure("writing the lock file", error))
-                        }
-                    };
-                }
+            let holder = Holder::new(&settings.epoch);
+            let contents = holder.encode();
+            match create_exclusive(&path, &contents, holder.nonce) {
+                Ok(()) => return Ok(Lock { path, contents }),
                 Err(error) if error.kind() == ErrorKind::AlreadyExists => {
                     if break_if_stale(data, settings)? {
                         continue;
@@ -178,8 +172,8 @@ impl Holder {
 }
 
 /// Whether a lock file's holder is gone: another epoch's, or this epoch's and older than the
-/// stale timeout. Contents that name no holder (a holder died between creating the file and
-/// writing it) are judged by the file's modification time, as this epoch's.
+/// stale timeout. Contents that name no holder (a file no host of this version wrote) are
+/// judged by the file's modification time, as this epoch's.
 fn is_stale(contents: &str, modified: Option<SystemTime>, settings: &LockSettings) -> bool {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -221,14 +215,9 @@ fn break_if_stale(data: &Path, settings: &LockSettings) -> Result<bool, Failure>
         return Ok(false);
     }
     let breaker_path = break_path(data);
-    match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&breaker_path)
-    {
-        Ok(mut breaker) => {
-            let breaker_contents = Holder::new(&settings.epoch).encode();
-            let written = breaker.write_all(breaker_contents.as_bytes());
+    let breaker = Holder::new(&settings.epoch);
+    match create_exclusive(&breaker_path, &breaker.encode(), breaker.nonce) {
+        Ok(()) => {
             // Holding the breaker's file: the lock is removed only if it is still the one
             // judged stale.
             let still_stale = matches!(read_file(&path), Ok(Some((now, _))) if now == observed);
@@ -241,7 +230,6 @@ fn break_if_stale(data: &Path, settings: &LockSettings) -> Result<bool, Failure>
                 Ok(())
             };
             let _ = fs::remove_file(&breaker_path);
-            written.map_err(|error| io_failure("writing the breaker's file", error))?;
             removed.map_err(|error| io_failure("removing a stale lock file", error))?;
             Ok(true)
         }
@@ -256,6 +244,25 @@ fn break_if_stale(data: &Path, settings: &LockSettings) -> Result<bool, Failure>
         }
         Err(error) => Err(io_failure("creating the breaker's file", error)),
     }
+}
+
+/// Creates `path` holding `contents`, atomically: `AlreadyExists` if it exists. The contents
+/// go to a staging file first, which is then hard-linked to `path` (a link, like
+/// `create_new`, fails if the name exists), so a lock file is never seen empty or torn, even
+/// when its holder is killed while taking it. A staging file a kill leaves behind is only
+/// litter, never a lock.
+fn create_exclusive(path: &Path, contents: &str, nonce: u64) -> std::io::Result<()> {
+    let staging = with_suffix(path, &format!(".{nonce:016x}.new"));
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&staging)?;
+    let linked = file
+        .write_all(contents.as_bytes())
+        .and_then(|()| fs::hard_link(&staging, path));
+    drop(file);
+    let _ = fs::remove_file(&staging);
+    linked
 }
 
 fn io_failure(context: &str, error: std::io::Error) -> Failure {
