@@ -1,7 +1,7 @@
 //! [`SqliteFileStore`]: the [`UserStore`] over a SQLite database file.
 
 use crate::config::SqliteFileConfig;
-use rusqlite::{ffi, params, Connection, ErrorCode, OptionalExtension, Transaction};
+use rusqlite::{ffi, params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction};
 use std::path::Path;
 use userstore::limits;
 use userstore::{StoreError, User, UserStore};
@@ -9,6 +9,17 @@ use userstore_peer_common::{check_file, FileKind};
 
 /// The engine's name, as recorded in the file and reported by the host.
 pub const ENGINE_NAME: &str = "SqliteFile";
+
+/// SQLite's VFS. On WASI, `unix-none`: SQLite's WASI build locks with a directory
+/// `<database>.lock` (`unix-dotfile`), the very name of the edge host's own lock file, which
+/// already gives one request at a time the whole file; natively, SQLite's default.
+#[cfg(target_os = "wasi")]
+const VFS: &str = "unix-none";
+/// SQLite's VFS. On WASI, `unix-none`: SQLite's WASI build locks with a directory
+/// `<database>.lock` (`unix-dotfile`), the very name of the edge host's own lock file, which
+/// already gives one request at a time the whole file; natively, SQLite's default.
+#[cfg(not(target_os = "wasi"))]
+const VFS: &str = "unix";
 
 /// The schema of a new file, created in one transaction with the engine's name.
 const SCHEMA: &str = "CREATE TABLE userstore_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -49,7 +60,8 @@ impl SqliteFileStore {
     /// journal mode the file system cannot give.
     pub fn open_with(path: &Path, config: SqliteFileConfig) -> Result<Self, StoreError> {
         check_file(path, &FileKind::Sqlite, ENGINE_NAME)?;
-        let connection = Connection::open(path).map_err(storage("opening the database"))?;
+        let connection = Connection::open_with_flags_and_vfs(path, OpenFlags::default(), VFS)
+            .map_err(storage("opening the database"))?;
         configure(&connection, config)?;
         let mut store = Self { connection };
         if !store.check_engine()? {
