@@ -29,6 +29,16 @@ while read -r canister _ _ _ manifest; do
   cargo test --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --locked
 done < <(python3 "$ROOT/scripts/registry.py" canisters)
 
+# The edge peers (edge/peers: redb, SQLite on a file), a workspace of their own: formatting,
+# clippy and their native tests (the model and error-case conformance tests), then their
+# components for wasm32-wasip2 (SQLite's C through scripts/setup_wasi_c.sh, apt on Debian).
+log "edge peers (edge/peers/Cargo.toml): fmt, clippy, tests, components"
+cargo fmt --manifest-path "$ROOT/edge/peers/Cargo.toml" -p userstore-peer-common -p userstore-redb -p userstore-redb-component -p userstore-sqlite-file -p userstore-sqlite-file-component -- --check
+cargo clippy --manifest-path "$ROOT/edge/peers/Cargo.toml" --target-dir "$ROOT/target" \
+  --all-targets --locked -- -D warnings
+cargo test --manifest-path "$ROOT/edge/peers/Cargo.toml" --target-dir "$ROOT/target" --locked
+"$ROOT/scripts/build_edge_peers.sh"
+
 log "cargo clippy (canisters for their Wasm targets)"
 # The registry's store canisters, each for its own target, with the client and the benchmark
 # canister. One clippy run per canister: packages built together share their dependencies'
