@@ -3,25 +3,16 @@
 //! `{"Err": <StoreError>, "message": "<its text>"}`.
 
 use crate::edge::auth;
+pub use crate::edge::failure::{error_of, status, Failure};
 use crate::edge::http::{Request, Response};
+pub use crate::edge::http::{MAX_BODY_BYTES, MAX_USER_JSON_BYTES};
+pub use crate::edge::route::{Route, ROUTES};
 use crate::error::StoreError;
 use crate::limits::{self, MAX_BATCH_SIZE, MAX_USERNAME_BYTES};
 use crate::store::UserStore;
 use crate::user::User;
-use candid::Principal;
 use serde::Deserialize;
 use serde_json::{json, Value};
-
-/// The longest JSON text of one user in a batch: `{"id":9223372036854775807,"username":""}`
-/// is 41 bytes, and each of the username's at most [`MAX_USERNAME_BYTES`] bytes takes at
-/// most 6 escaped (`\u0001`); 64 bytes more for spaces and a comma.
-pub const MAX_USER_JSON_BYTES: usize = 41 + 6 * MAX_USERNAME_BYTES + 64;
-
-/// The largest request body accepted: a batch of [`MAX_BATCH_SIZE`] users at their longest,
-/// plus 64 KiB of slack (brackets, whitespace). A larger body is refused with 413 unread, so
-/// a body the engines' limits would refuse anyway costs no memory; a batch of more users in
-/// fewer bytes is refused by the engine's own batch limit.
-pub const MAX_BODY_BYTES: usize = MAX_BATCH_SIZE * MAX_USER_JSON_BYTES + 64 * 1024;
 
 /// Default page size of `list_users` without `limit`.
 pub const DEFAULT_PAGE_SIZE: u32 = 100;
@@ -56,50 +47,15 @@ pub enum Call {
     Config,
     /// `GET /stats`.
     Stats,
+    /// `GET /ping`: answered without the lock or the data file, the host's own cost (the
+    /// benchmark's floor) and a liveness check.
+    Ping,
 }
 
 impl Call {
     /// Whether the call writes: it needs the bearer token, and only it is ever committed.
     pub fn writes(&self) -> bool {
         route_of(self).writes
-    }
-}
-
-/// A route: its path, the methods it answers, and whether it writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Route {
-    /// The path, e.g. `/insert_user`.
-    pub path: &'static str,
-    /// The methods accepted, as an `Allow` header lists them.
-    pub methods: &'static [&'static str],
-    /// Whether the route writes (see [`Call::writes`]).
-    pub writes: bool,
-}
-
-const POST: &[&str] = &["POST"];
-const GET: &[&str] = &["GET"];
-const GET_POST: &[&str] = &["GET", "POST"];
-
-/// Every route.
-pub const ROUTES: [Route; 11] = [
-    route("/insert_user", POST, true),
-    route("/insert_users", POST, true),
-    route("/get_user", GET_POST, false),
-    route("/list_users", GET, false),
-    route("/update_username", POST, true),
-    route("/delete_user", POST, true),
-    route("/update_users", POST, true),
-    route("/delete_users", POST, true),
-    route("/count_users", GET, false),
-    route("/config", GET, false),
-    route("/stats", GET, false),
-];
-
-const fn route(path: &'static str, methods: &'static [&'static str], writes: bool) -> Route {
-    Route {
-        path,
-        methods,
-        writes,
     }
 }
 
@@ -117,110 +73,9 @@ fn route_of(call: &Call) -> Route {
         Call::CountUsers => 8,
         Call::Config => 9,
         Call::Stats => 10,
+        Call::Ping => 11,
     };
     ROUTES[index]
-}
-
-/// Why a request got no `Ok`: a store error, or one the HTTP layer raises before the store.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Failure {
-    /// The store's (or the request's content's) error.
-    Store(StoreError),
-    /// A write without an `Authorization: Bearer` credential.
-    MissingCredential,
-    /// A write with a bearer token that is not the host's.
-    WrongCredential,
-    /// A write on a host that has no write token (`USERSTORE_WRITE_TOKEN` unset).
-    WritesDisabled,
-    /// No route has this path.
-    UnknownRoute(String),
-    /// The route does not answer this method.
-    MethodNotAllowed {
-        /// The method sent.
-        method: String,
-        /// The route.
-        route: Route,
-    },
-    /// The body is longer than [`MAX_BODY_BYTES`].
-    BodyTooLarge,
-    /// The data file's lock could not be taken before the deadline.
-    Busy(String),
-}
-
-impl From<StoreError> for Failure {
-    fn from(error: StoreError) -> Self {
-        Self::Store(error)
-    }
-}
-
-/// The HTTP status of every failure: the one place errors become statuses.
-pub fn status(failure: &Failure) -> u16 {
-    match failure {
-        Failure::Store(error) => match error {
-            StoreError::NotFound { .. } => 404,
-            StoreError::DuplicateId { .. } => 409,
-            StoreError::InvalidInput { .. } => 400,
-            StoreError::LimitExceeded { .. } => 413,
-            StoreError::Unauthorized { .. } => 403,
-            StoreError::InvalidConfig { .. } => 400,
-            StoreError::StorageFull { .. } => 507,
-            StoreError::Storage { .. } => 500,
-        },
-        Failure::MissingCredential | Failure::WritesDisabled => 401,
-        Failure::WrongCredential => 403,
-        Failure::UnknownRoute(_) => 404,
-        Failure::MethodNotAllowed { .. } => 405,
-        Failure::BodyTooLarge => 413,
-        Failure::Busy(_) => 503,
-    }
-}
-
-/// The [`StoreError`] a failure is reported as (the `Err` of the reply), and its text.
-pub fn error_of(failure: &Failure) -> (StoreError, String) {
-    let unauthorized = StoreError::Unauthorized {
-        caller: Principal::anonymous(),
-    };
-    match failure {
-        Failure::Store(error) => (error.clone(), error.to_string()),
-        Failure::MissingCredential => (
-            unauthorized,
-            "writes need an `Authorization: Bearer <token>` header".to_owned(),
-        ),
-        Failure::WrongCredential => (
-            unauthorized,
-            "the bearer token is not this host's".to_owned(),
-        ),
-        Failure::WritesDisabled => (
-            unauthorized,
-            "writes are disabled: the host has no write token (USERSTORE_WRITE_TOKEN is unset)"
-                .to_owned(),
-        ),
-        Failure::UnknownRoute(path) => {
-            let error = StoreError::invalid_input(format!("no route {path}"));
-            let text = error.to_string();
-            (error, text)
-        }
-        Failure::MethodNotAllowed { method, route } => {
-            let error = StoreError::invalid_input(format!(
-                "{} does not answer {method}; it answers {}",
-                route.path,
-                route.methods.join(", ")
-            ));
-            let text = error.to_string();
-            (error, text)
-        }
-        Failure::BodyTooLarge => {
-            let error =
-                StoreError::invalid_input(format!("the body exceeds {MAX_BODY_BYTES} bytes"));
-            let text = error.to_string();
-            (error, text)
-        }
-        Failure::Busy(reason) => {
-            let error = StoreError::storage("the data file is busy", reason);
-            let text = error.to_string();
-            (error, text)
-        }
-    }
 }
 
 /// What `config` and `stats` report beyond the table.
@@ -267,6 +122,7 @@ pub fn parse(request: &Request) -> Result<Call, Failure> {
         "/delete_users" => Call::DeleteUsers(json_body::<Vec<u64>>(body)?),
         "/count_users" => Call::CountUsers,
         "/config" => Call::Config,
+        "/ping" => Call::Ping,
         _ => Call::Stats,
     };
     query.check_all_used(route.path)?;
@@ -394,6 +250,7 @@ pub fn execute<S: UserStore>(store: &mut S, call: &Call, info: &Info) -> Result<
                 "max_body_bytes": MAX_BODY_BYTES,
             },
         }),
+        Call::Ping => json!("pong"),
         Call::Stats => json!({
             "engine": info.engine,
             "users": store.count()?,

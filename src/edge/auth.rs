@@ -1,6 +1,6 @@
 //! Writes need the host's bearer token (`Authorization: Bearer <token>`); reads are public.
 
-use crate::edge::api::Failure;
+use crate::edge::failure::Failure;
 use crate::edge::http::Request;
 
 /// Checks a write's credential against `token`, the host's write token (`None`: the host

@@ -1,5 +1,18 @@
 //! The HTTP request and response as the edge layer sees them, independent of WASI.
 
+use crate::limits::{MAX_BATCH_SIZE, MAX_USERNAME_BYTES};
+
+/// The longest JSON text of one user in a batch: `{"id":9223372036854775807,"username":""}`
+/// is 41 bytes, and each of the username's at most [`MAX_USERNAME_BYTES`] bytes takes at
+/// most 6 escaped (`\u0001`); 64 bytes more for spaces and a comma.
+pub const MAX_USER_JSON_BYTES: usize = 41 + 6 * MAX_USERNAME_BYTES + 64;
+
+/// The largest request body accepted: a batch of [`MAX_BATCH_SIZE`] users at their longest,
+/// plus 64 KiB of slack (brackets, whitespace). A larger body is refused with 413 unread, so
+/// a body the engines' limits would refuse anyway costs no memory; a batch of more users in
+/// fewer bytes is refused by the engine's own batch limit.
+pub const MAX_BODY_BYTES: usize = MAX_BATCH_SIZE * MAX_USER_JSON_BYTES + 64 * 1024;
+
 /// An HTTP request: what the component read from `wasi:http`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Request {
@@ -9,7 +22,7 @@ pub struct Request {
     pub path_with_query: String,
     /// The headers, names in any case, values as bytes.
     pub headers: Vec<(String, Vec<u8>)>,
-    /// The body. A reader stops after [`crate::edge::api::MAX_BODY_BYTES`]` + 1` bytes, so
+    /// The body. A reader stops after [`MAX_BODY_BYTES`]` + 1` bytes, so
     /// that an oversize body is seen as one without being read whole.
     pub body: Vec<u8>,
 }

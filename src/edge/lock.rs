@@ -30,7 +30,7 @@
 //! 503. The data stays consistent even across a break: the `FileMemory` journal makes a
 //! commit atomic and its recovery replays or discards an interrupted one at the next open.
 
-use crate::edge::api::Failure;
+use crate::edge::failure::Failure;
 use crate::error::StoreError;
 use std::ffi::OsString;
 use std::fs::{self, OpenOptions};

@@ -21,10 +21,12 @@
 pub mod api;
 pub mod auth;
 pub mod config;
+pub mod failure;
 pub mod file;
 pub mod header;
 pub mod http;
 pub mod lock;
+pub mod route;
 pub mod session;
 
 #[cfg(test)]

@@ -61,6 +61,9 @@ pub fn serve_on<D: Durable>(
         Ok(call) => call,
         Err(failure) => return api::respond(Err(failure)),
     };
+    if call == Call::Ping {
+        return api::respond(Ok(Value::from("pong")));
+    }
     if call.writes() {
         if let Err(failure) = auth::authorize(config.write_token.as_deref(), request) {
             return api::respond(Err(failure));

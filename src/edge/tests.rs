@@ -293,6 +293,21 @@ fn the_status_function_covers_every_error() {
 }
 
 #[test]
+fn ping_answers_without_opening_the_data() {
+    let host = Host::new(Engine::PageTree);
+    let request = Request::new("GET", "/ping", Vec::new());
+    let response = serve_on(&host.config, &request, |_| -> Result<Standin, _> {
+        Err(StoreError::storage(
+            "opening",
+            "the ping must not open the data",
+        ))
+    });
+    assert_eq!(reply(response), (200, json!({"Ok": "pong"})));
+    let posted = reply(host.send(Request::new("POST", "/ping", Vec::new())));
+    assert_eq!(posted.0, 405);
+}
+
+#[test]
 fn bad_requests_are_refused_and_change_nothing() {
     let host = Host::new(Engine::BTree);
     let post =
