@@ -16,7 +16,8 @@
 //! 4. [`api::execute`] runs the call; a successful write is committed (atomically, by the
 //!    `FileMemory` journal), everything else is rolled back, so a read never writes.
 //!
-//! The host's settings come from its environment ([`config`]).
+//! The host's settings come from its environment ([`config`]). On WASI, `wasi_http` is the
+//! `wasi:http/proxy` glue the components share: it reads the request and writes the response.
 
 pub mod api;
 pub mod auth;
@@ -28,6 +29,8 @@ pub mod http;
 pub mod lock;
 pub mod route;
 pub mod session;
+#[cfg(target_os = "wasi")]
+pub mod wasi_http;
 
 #[cfg(test)]
 mod tests;

@@ -1,11 +1,9 @@
 //! What the edge peers share: which engine a data file belongs to ([`kind`]), and the
 //! conformance tests every peer passes against a model (`conformance`, feature
 //! `conformance`), and, as the edge host's engine, the session around a peer store
-//! (`session`, feature `edge`) and the `wasi:http/proxy` glue (`component`, feature
-//! `component`, WASI only).
+//! (`session`, feature `edge`). The `wasi:http/proxy` glue of the peers' components is the
+//! library's (`userstore::edge::wasi_http`).
 
-#[cfg(all(feature = "component", target_os = "wasi"))]
-pub mod component;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod kind;

@@ -6,6 +6,7 @@
 #[cfg(target_os = "wasi")]
 mod component {
     use userstore::edge::api::{self, Failure};
+    use userstore::edge::wasi_http;
     use userstore_peer_common::session::{peer_config, serve_store};
     use userstore_redb::{RedbStore, ENGINE_NAME};
     use wasi::http::types::{IncomingRequest, ResponseOutparam};
@@ -17,7 +18,7 @@ mod component {
 
     impl wasi::exports::http::incoming_handler::Guest for Component {
         fn handle(request: IncomingRequest, response_out: ResponseOutparam) {
-            userstore_peer_common::component::handle(request, response_out, |request| {
+            wasi_http::handle(request, response_out, |request| {
                 match peer_config(|name| std::env::var(name).ok()) {
                     Ok(config) => serve_store(&config, request, ENGINE_NAME, RedbStore::open),
                     Err(error) => api::respond(Err(Failure::Store(error))),

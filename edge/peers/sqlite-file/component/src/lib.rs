@@ -8,6 +8,7 @@
 #[cfg(target_os = "wasi")]
 mod component {
     use userstore::edge::api::{self, Failure};
+    use userstore::edge::wasi_http;
     use userstore::StoreError;
     use userstore_peer_common::session::{peer_config, serve_store};
     use userstore_sqlite_file::{
@@ -34,7 +35,7 @@ mod component {
 
     impl wasi::exports::http::incoming_handler::Guest for Component {
         fn handle(request: IncomingRequest, response_out: ResponseOutparam) {
-            userstore_peer_common::component::handle(request, response_out, |request| {
+            wasi_http::handle(request, response_out, |request| {
                 let settings = peer_config(|name| std::env::var(name).ok())
                     .and_then(|config| Ok((config, sqlite_config()?)));
                 match settings {

@@ -1,16 +1,18 @@
-//! The `wasi:http/proxy` glue the peer components share (the same as the edge component's,
-//! edge/src/component.rs): read the incoming request, serve it, write the response. Each
-//! peer's component crate exports its `Guest` with `wasi::http::proxy::export!` and calls
-//! [`handle`].
+//! The `wasi:http/proxy` glue every edge component shares (the edge component in `edge/` and
+//! the peers' in `edge/peers/*/component`): read the incoming request, serve it, write the
+//! response. Each component exports its `Guest` with `wasi::http::proxy::export!` and calls
+//! [`handle`]. WASI only.
 
+use crate::edge::api::{self, Failure, MAX_BODY_BYTES};
+use crate::edge::http::{Request, Response};
+use crate::error::StoreError;
 use std::io::{Read, Write};
-use userstore::edge::api::{self, Failure, MAX_BODY_BYTES};
-use userstore::edge::{Request, Response};
 use wasi::http::types::{
     Fields, IncomingRequest, Method, OutgoingBody, OutgoingResponse, ResponseOutparam,
 };
 
-/// Reads `request`, answers it with `serve`, and sends the answer to `response_out`.
+/// Reads `request`, answers it with `serve`, and sends the answer to `response_out`. A
+/// request that cannot be read (an oversize or unreadable body) is answered without `serve`.
 pub fn handle(
     request: IncomingRequest,
     response_out: ResponseOutparam,
@@ -57,7 +59,7 @@ fn read_request(request: &IncomingRequest) -> Result<Request, Failure> {
                 .take(MAX_BODY_BYTES as u64 + 1)
                 .read_to_end(&mut body)
                 .map_err(|error| {
-                    Failure::Store(userstore::StoreError::invalid_input(format!(
+                    Failure::Store(StoreError::invalid_input(format!(
                         "reading the body: {error}"
                     )))
                 })?;
