@@ -39,4 +39,4 @@ pub use api::{handle, Call, Failure};
 pub use config::{EdgeConfig, Engine};
 pub use file::serve;
 pub use http::{Request, Response};
-pub use session::{serve_on, Durable, Io};
+pub use session::{serve_on, serve_store, uncounted, Durable, Io};

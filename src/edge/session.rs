@@ -1,5 +1,7 @@
 //! One request as one session on the data file: parse and authorize, lock, open, check the
-//! engine, run, then commit a successful write or roll everything else back.
+//! engine, run, then commit a successful write or roll everything else back ([`serve_on`]);
+//! or, for a store that commits its own writes (the edge peers), parse and authorize, lock,
+//! open, run ([`serve_store`]). Both start with the same steps ([`admit`]).
 
 use crate::btree::BTreeStore;
 use crate::edge::api::{self, Call, Failure, Info};
@@ -10,6 +12,7 @@ use crate::edge::http::{Request, Response};
 use crate::edge::lock::{Lock, LockSettings};
 use crate::error::StoreError;
 use crate::page_tree::PageTreeStore;
+use crate::store::UserStore;
 use ic_stable_structures::Memory;
 use serde_json::Value;
 use std::path::Path;
@@ -17,6 +20,9 @@ use std::time::Duration;
 
 /// The sleep between two attempts at the lock.
 pub const LOCK_RETRY: Duration = Duration::from_millis(2);
+
+/// The bytes of one 64 KiB page, the unit `stats` reports the data's size in.
+const PAGE_BYTES: u64 = 64 * 1024;
 
 /// What a request read and wrote, reported in the `x-userstore-*` response headers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,6 +56,34 @@ pub fn lock_settings(config: &EdgeConfig) -> LockSettings {
     }
 }
 
+/// The steps every session starts with, before the data file is opened: parse the request,
+/// answer a ping, authorize a write, take the data file's lock. `Err` is the answer when the
+/// session ends there; `Ok` is the call and the lock, to be held until the data is closed.
+fn admit(config: &EdgeConfig, request: &Request) -> Result<(Call, Lock), Response> {
+    let call = api::parse(request).map_err(|failure| api::respond(Err(failure)))?;
+    if call == Call::Ping {
+        return Err(api::respond(Ok(Value::from("pong"))));
+    }
+    if call.writes() {
+        auth::authorize(config.write_token.as_deref(), request)
+            .map_err(|failure| api::respond(Err(failure)))?;
+    }
+    let lock = Lock::acquire(&config.data, &lock_settings(config))
+        .map_err(|failure| api::respond(Err(failure)))?;
+    Ok((call, lock))
+}
+
+/// `response` with what the session read and wrote in the `x-userstore-*` headers; without
+/// them when nothing was counted.
+fn with_io(mut response: Response, io: Option<Io>) -> Response {
+    if let Some(io) = io {
+        response.set_header("x-userstore-syncs", io.syncs.to_string());
+        response.set_header("x-userstore-bytes-read", io.bytes_read.to_string());
+        response.set_header("x-userstore-bytes-written", io.bytes_written.to_string());
+    }
+    response
+}
+
 /// Serves one request on the data file `config.data`, opened by `open` (exclusive access is
 /// ensured by the lock, taken before `open` and released after the memory is dropped).
 pub fn serve_on<D: Durable>(
@@ -57,34 +91,63 @@ pub fn serve_on<D: Durable>(
     request: &Request,
     open: impl FnOnce(&Path) -> Result<D, StoreError>,
 ) -> Response {
-    let call = match api::parse(request) {
-        Ok(call) => call,
-        Err(failure) => return api::respond(Err(failure)),
-    };
-    if call == Call::Ping {
-        return api::respond(Ok(Value::from("pong")));
-    }
-    if call.writes() {
-        if let Err(failure) = auth::authorize(config.write_token.as_deref(), request) {
-            return api::respond(Err(failure));
-        }
-    }
-    // Declared before the memory, so it is released after the memory is closed.
-    let _lock = match Lock::acquire(&config.data, &lock_settings(config)) {
-        Ok(lock) => lock,
-        Err(failure) => return api::respond(Err(failure)),
+    // The lock is declared before the memory, so it is released after the memory is closed.
+    let (call, _lock) = match admit(config, request) {
+        Ok(admitted) => admitted,
+        Err(response) => return response,
     };
     let memory = match open(&config.data) {
         Ok(memory) => memory,
         Err(error) => return api::respond(Err(error.into())),
     };
     let outcome = run(config, &call, &memory);
-    let io = memory.io();
-    let mut response = api::respond(outcome);
-    response.set_header("x-userstore-syncs", io.syncs.to_string());
-    response.set_header("x-userstore-bytes-read", io.bytes_read.to_string());
-    response.set_header("x-userstore-bytes-written", io.bytes_written.to_string());
-    response
+    with_io(api::respond(outcome), Some(memory.io()))
+}
+
+/// The `io` of [`serve_store`] for a store that counts nothing: the answer has no
+/// `x-userstore-*` headers.
+pub fn uncounted<S>(_store: &S) -> Option<Io> {
+    None
+}
+
+/// Serves one request on the data file `config.data` with the store `open` opens there, a
+/// store that commits inside every write call (its own transaction): no commit or rollback
+/// around the call, and no engine header (such a store records its engine in its own file and
+/// refuses another's). `engine` is the store's name as `config` and `stats` report it; `io`
+/// is what the store read, wrote and synced, taken after the call (`None`, as
+/// [`uncounted`] answers, omits the `x-userstore-*` headers rather than report zeros).
+pub fn serve_store<S: UserStore>(
+    config: &EdgeConfig,
+    request: &Request,
+    engine: &'static str,
+    open: impl FnOnce(&Path) -> Result<S, StoreError>,
+    io: impl FnOnce(&S) -> Option<Io>,
+) -> Response {
+    // The lock is declared before the store, so it is released after the store is closed.
+    let (call, _lock) = match admit(config, request) {
+        Ok(admitted) => admitted,
+        Err(response) => return response,
+    };
+    let mut store = match open(&config.data) {
+        Ok(store) => store,
+        Err(error) => return api::respond(Err(error.into())),
+    };
+    let info = Info {
+        engine,
+        writes_enabled: config.write_token.is_some(),
+        data_pages: data_pages(&config.data),
+    };
+    let outcome = api::execute(&mut store, &call, &info);
+    let counted = io(&store);
+    drop(store);
+    with_io(api::respond(outcome.map_err(Into::into)), counted)
+}
+
+/// The data file's size in 64 KiB pages, rounded up; 0 if it cannot be read.
+fn data_pages(path: &Path) -> u64 {
+    std::fs::metadata(path)
+        .map(|metadata| metadata.len().div_ceil(PAGE_BYTES))
+        .unwrap_or(0)
 }
 
 /// Checks the engine, runs the call, and commits it if it is a successful write; rolls back

@@ -6,7 +6,8 @@ use super::auth::constant_time_eq;
 use super::config::{EdgeConfig, Engine};
 use super::http::{Request, Response};
 use super::lock::{break_path, lock_path, Holder, Lock, LockSettings};
-use super::session::{serve_on, Durable, Io};
+use super::session::{serve_on, serve_store, uncounted, Durable, Io};
+use crate::btree::BTreeStore;
 use crate::error::{Limit, StoreError};
 use crate::limits::{MAX_BATCH_SIZE, MAX_USERNAME_BYTES};
 use ic_stable_structures::Memory;
@@ -700,4 +701,63 @@ fn file_memory_keeps_committed_writes_across_sessions() {
             (200, json!({"Ok": 2}))
         );
     }
+}
+
+#[test]
+fn a_store_that_commits_its_own_writes_is_served_with_or_without_counts() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let config = config_in(dir.path(), Engine::BTree);
+    // The store's data outlives each session, as a peer's file does.
+    let memory = ic_stable_structures::VectorMemory::default();
+    let open = |_: &Path| Ok(BTreeStore::init(memory.clone()));
+    let insert = authorized(Request::new(
+        "POST",
+        "/insert_user",
+        json!({"id": 1, "username": "alice"}).to_string(),
+    ));
+    let counted = serve_store(&config, &insert, "peer", open, |_| {
+        Some(Io {
+            syncs: 1,
+            bytes_read: 2,
+            bytes_written: 3,
+        })
+    });
+    assert_eq!(counted.status, 200);
+    assert_eq!(counted.header("x-userstore-syncs"), Some("1"));
+    assert_eq!(counted.header("x-userstore-bytes-read"), Some("2"));
+    assert_eq!(counted.header("x-userstore-bytes-written"), Some("3"));
+    let count = Request::new("GET", "/count_users", Vec::new());
+    let uncounted_reply = serve_store(&config, &count, "peer", open, uncounted);
+    assert_eq!(uncounted_reply.header("x-userstore-syncs"), None);
+    assert_eq!(reply(uncounted_reply), (200, json!({"Ok": 1})));
+    let (status, body) = reply(serve_store(
+        &config,
+        &Request::new("GET", "/config", Vec::new()),
+        "peer",
+        open,
+        uncounted,
+    ));
+    assert_eq!(
+        (status, &body["Ok"]["engine"]),
+        (200, &json!("peer")),
+        "{body}"
+    );
+    // The common steps: a write without the token, and a ping that opens nothing.
+    let unauthorized = Request::new("POST", "/delete_user", json!({"id": 1}).to_string());
+    let (status, _) = reply(serve_store(&config, &unauthorized, "peer", open, uncounted));
+    assert_eq!(status, 401);
+    let ping = Request::new("GET", "/ping", Vec::new());
+    let response = serve_store(
+        &config,
+        &ping,
+        "peer",
+        |_| -> Result<BTreeStore<ic_stable_structures::VectorMemory>, _> {
+            Err(StoreError::storage(
+                "opening",
+                "the ping must not open the data",
+            ))
+        },
+        uncounted,
+    );
+    assert_eq!(reply(response), (200, json!({"Ok": "pong"})));
 }

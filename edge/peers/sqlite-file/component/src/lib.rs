@@ -8,9 +8,10 @@
 #[cfg(target_os = "wasi")]
 mod component {
     use userstore::edge::api::{self, Failure};
+    use userstore::edge::session::{serve_store, uncounted};
     use userstore::edge::wasi_http;
     use userstore::StoreError;
-    use userstore_peer_common::session::{peer_config, serve_store};
+    use userstore_peer_common::session::peer_config;
     use userstore_sqlite_file::{
         JournalMode, SqliteFileConfig, SqliteFileStore, Synchronous, ENGINE_NAME,
     };
@@ -39,9 +40,13 @@ mod component {
                 let settings = peer_config(|name| std::env::var(name).ok())
                     .and_then(|config| Ok((config, sqlite_config()?)));
                 match settings {
-                    Ok((config, sqlite)) => serve_store(&config, request, ENGINE_NAME, |path| {
-                        SqliteFileStore::open_with(path, sqlite)
-                    }),
+                    Ok((config, sqlite)) => serve_store(
+                        &config,
+                        request,
+                        ENGINE_NAME,
+                        |path| SqliteFileStore::open_with(path, sqlite),
+                        uncounted,
+                    ),
                     Err(error) => api::respond(Err(Failure::Store(error))),
                 }
             });
