@@ -8,7 +8,8 @@
 //! an arbitrary subset of the writes not yet synced. The engines assume the IC's rollback, so
 //! this memory gives it back:
 //! - a request's writes stay in the heap, as dirty 4 KiB blocks, until [`FileMemory::commit`]
-//!   (reads see them; the file does not);
+//!   (reads see them; the file does not); what it reads of the file is read in 64 KiB units,
+//!   each once per open;
 //! - the commit writes every dirty block to a redo journal beside the file and syncs it (the
 //!   commit point), then writes the blocks to the file, syncs it, and empties the journal
 //!   ([`journal`] has the format);
@@ -42,7 +43,7 @@ pub use disk::{DiskFile, StdFile};
 use crate::error::StoreError;
 use ic_stable_structures::Memory;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -53,6 +54,13 @@ pub const BLOCK_BYTES: usize = 4096;
 
 /// A Wasm page, the unit of [`Memory::size`] and [`Memory::grow`].
 const WASM_PAGE_BYTES: u64 = 65_536;
+
+/// The unit the file is read in: a Wasm page, the unit the engines lay their nodes and leaves
+/// out in, so a lookup reads its page once rather than a few bytes at a time.
+const READ_UNIT_BYTES: u64 = WASM_PAGE_BYTES;
+
+/// Units kept per open (16 MiB); past it the cache starts again.
+const MAX_CACHED_UNITS: usize = 256;
 
 /// The largest memory a `FileMemory` grows to unless told otherwise: 2^20 Wasm pages, 64 GiB.
 pub const DEFAULT_MAX_PAGES: u64 = 1 << 20;
@@ -97,6 +105,9 @@ struct State {
     max_pages: u64,
     /// This request's changed blocks, by block number.
     dirty: BTreeMap<u64, Box<[u8; BLOCK_BYTES]>>,
+    /// Committed bytes read in this open, by [`READ_UNIT_BYTES`] unit: a request reads each
+    /// unit of the file once (a host call per read is most of a small request's time).
+    clean: HashMap<u64, Box<[u8]>>,
     io: IoCounters,
 }
 
@@ -135,6 +146,7 @@ impl FileMemory {
             size_bytes: length,
             max_pages: DEFAULT_MAX_PAGES,
             dirty: BTreeMap::new(),
+            clean: HashMap::new(),
             io: IoCounters::default(),
         };
         state.recover()?;
@@ -258,6 +270,8 @@ impl State {
             return Err(error);
         }
         self.committed_bytes = size_bytes;
+        // The file changed under the cached units.
+        self.clean.clear();
         Ok(CommitReport {
             blocks: blocks.len() as u64,
             syncs: 2,
@@ -356,22 +370,42 @@ impl State {
         }
     }
 
-    /// Reads committed bytes; past the file's committed length (memory grown in this
-    /// request), zeros.
+    /// Reads committed bytes through the cache of units; past the file's committed length
+    /// (memory grown in this request), zeros.
     fn read_file(&mut self, offset: u64, dst: &mut [u8]) {
-        let in_file = self
-            .committed_bytes
-            .saturating_sub(offset)
-            .min(dst.len() as u64) as usize;
-        dst[in_file..].fill(0);
-        if in_file == 0 {
-            return;
+        let mut done = 0;
+        while done < dst.len() {
+            let at = offset + done as u64;
+            if at >= self.committed_bytes {
+                dst[done..].fill(0);
+                return;
+            }
+            let unit = at / READ_UNIT_BYTES;
+            let within = (at % READ_UNIT_BYTES) as usize;
+            let data = self.unit(unit);
+            let count = (data.len() - within).min(dst.len() - done);
+            dst[done..done + count].copy_from_slice(&data[within..within + count]);
+            done += count;
         }
-        if let Err(error) = self.data.read_at(offset, &mut dst[..in_file]) {
-            panic!("reading {in_file} bytes at {offset} of a file memory: {error}");
+    }
+
+    /// The committed bytes of `unit`, read from the file at its first use in this open.
+    fn unit(&mut self, unit: u64) -> &[u8] {
+        if !self.clean.contains_key(&unit) {
+            if self.clean.len() >= MAX_CACHED_UNITS {
+                self.clean.clear();
+            }
+            let start = unit * READ_UNIT_BYTES;
+            let length = (self.committed_bytes - start).min(READ_UNIT_BYTES) as usize;
+            let mut data = vec![0; length].into_boxed_slice();
+            if let Err(error) = self.data.read_at(start, &mut data) {
+                panic!("reading {length} bytes at {start} of a file memory: {error}");
+            }
+            self.io.reads += 1;
+            self.io.bytes_read += length as u64;
+            self.clean.insert(unit, data);
         }
-        self.io.reads += 1;
-        self.io.bytes_read += in_file as u64;
+        &self.clean[&unit]
     }
 
     fn write(&mut self, offset: u64, src: &[u8]) {

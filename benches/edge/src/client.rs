@@ -103,6 +103,12 @@ impl Client {
         }
     }
 
+    /// A request sent byte for byte as given (its head and whatever body follows), for the
+    /// malformed or lying requests of the tests; like every request, never sent twice.
+    pub fn send_raw(&mut self, request: &[u8]) -> io::Result<Response> {
+        self.exchange(request, &[])
+    }
+
     fn exchange(&mut self, head: &[u8], body: &[u8]) -> io::Result<Response> {
         let result = self.exchange_on_connection(head, body);
         if result.is_err() {

@@ -162,7 +162,9 @@ pub fn repository_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The component as `scripts/build.sh edge` leaves it.
-pub fn built_component() -> PathBuf {
-    repository_root().join("target/edge/userstore-edge.wasm")
+/// A component as the scripts leave it: `target/edge/<name>.wasm`.
+pub fn component_path(name: &str) -> PathBuf {
+    repository_root()
+        .join("target/edge")
+        .join(format!("{name}.wasm"))
 }

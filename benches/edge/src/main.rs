@@ -6,16 +6,21 @@
 //! per row). Wall-clock figures are compared within one run only.
 //!
 //! Usage: edge-bench [--rows N] [--requests R] [--batch-requests B] [--runs K]
-//!                   [--clients C] [--engines page_tree,btree] [--out FILE]
+//!                   [--clients C] [--engines KEY,KEY] [--out FILE]
+//! The engines are the registry's `[[edge]]` configurations (canisters/engines.toml), every
+//! one by default; their components are built by scripts/build_edge.sh and
+//! scripts/build_edge_peers.sh.
 
 mod results;
 mod stats;
 mod workloads;
 
 use edge_bench::client::Client;
-use edge_bench::host::{built_component, repository_root, Host, HostConfig};
+use edge_bench::host::{component_path, repository_root, Host, HostConfig};
+use engine_registry::{edge_engines, EdgeEngine};
 use results::{EngineResult, Floor, Machine, ModeResult, Results, WorkloadResult};
 use stats::{Latencies, OverRuns};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use workloads::{Plan, Request, Workload};
@@ -25,6 +30,13 @@ const TOKEN: &str = "edge-bench-token";
 
 /// Users per fill request (the API's largest batch, as the canister benchmark fills).
 const FILL_BATCH: usize = 10_000;
+
+/// The host modes: a fresh instance per request (`wasmtime serve`'s default), and instances
+/// reused for up to a million requests each.
+const MODES: [(&str, &[&str]); 2] = [
+    ("cold", &[]),
+    ("warm", &["--max-instance-reuse-count", "1000000"]),
+];
 
 /// The seed of the aged table's order and of every request drawn from it.
 const SEED: u64 = 0xED9E_2026_1126;
@@ -49,13 +61,7 @@ fn main() {
 fn run() -> Result<(), String> {
     let options = parse_options()?;
     let wasmtime = HostConfig::wasmtime_binary()?;
-    let component = built_component();
-    if !component.is_file() {
-        return Err(format!(
-            "{} is missing: build it with scripts/build.sh edge",
-            component.display()
-        ));
-    }
+    let engines = selected_engines(&options.engines)?;
     let work = repository_root().join("target/edge-bench");
     let mut results = Results {
         machine: Machine::read(&wasmtime),
@@ -67,18 +73,28 @@ fn run() -> Result<(), String> {
         floor: Floor::default(),
         engines: Vec::new(),
     };
-    for engine in &options.engines {
-        let data_dir = work.join(engine);
+    for engine in engines {
+        let component = component_path(&engine.component);
+        if !component.is_file() {
+            return Err(format!(
+                "{} is missing: build it with scripts/build_edge.sh and scripts/build_edge_peers.sh",
+                component.display()
+            ));
+        }
+        let data_dir = work.join(&engine.key);
         let _ = std::fs::remove_dir_all(&data_dir);
         std::fs::create_dir_all(&data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
+        let mut env: Vec<(String, String)> = engine
+            .env
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        env.push(("USERSTORE_WRITE_TOKEN".into(), TOKEN.into()));
         let config = |serve_args: Vec<String>| HostConfig {
             wasmtime: wasmtime.clone(),
             component: component.clone(),
             data_dir: data_dir.clone(),
-            env: vec![
-                ("USERSTORE_ENGINE".into(), engine.clone()),
-                ("USERSTORE_WRITE_TOKEN".into(), TOKEN.into()),
-            ],
+            env: env.clone(),
             serve_args,
         };
         let plan = Plan::new(options.rows, SEED);
@@ -89,22 +105,15 @@ fn run() -> Result<(), String> {
         };
         let bytes_on_disk = directory_bytes(&data_dir);
         eprintln!(
-            "{engine}: {} rows filled in {fill_seconds:.1} s",
-            options.rows
+            "{}: {} rows filled in {fill_seconds:.1} s",
+            engine.key, options.rows
         );
         let mut modes = Vec::new();
-        let mut next_index = 0;
-        for (mode, serve_args) in [
-            ("cold", Vec::new()),
-            // Instances reused for as many requests as wasmtime allows in one instance.
-            (
-                "warm",
-                vec![
-                    "--max-instance-reuse-count".to_string(),
-                    "1000000".to_string(),
-                ],
-            ),
-        ] {
+        // Each workload numbers its requests across modes, runs and phases: no id is drawn
+        // twice in a table's life.
+        let mut next_index = BTreeMap::new();
+        for (mode, serve_args) in MODES {
+            let serve_args = serve_args.iter().map(|arg| arg.to_string()).collect();
             let host = Host::start(&config(serve_args)).map_err(|e| e.to_string())?;
             if results.floor.empty_request_us.median == 0.0 {
                 results.floor = measure_floor(&host, &data_dir, &options)?;
@@ -116,7 +125,9 @@ fn run() -> Result<(), String> {
             });
         }
         results.engines.push(EngineResult {
-            engine: engine.clone(),
+            engine: engine.key.clone(),
+            label: engine.label.clone(),
+            peer: engine.peer,
             fill_seconds: (fill_seconds * 10.0).round() / 10.0,
             bytes_on_disk_per_row: bytes_on_disk as f64 / options.rows as f64,
             modes,
@@ -134,7 +145,7 @@ fn parse_options() -> Result<Options, String> {
         batch_requests: 10,
         runs: 3,
         clients: 8,
-        engines: vec!["page_tree".into(), "btree".into()],
+        engines: Vec::new(),
         out: repository_root().join("edge_results.yml"),
     };
     let mut args = std::env::args().skip(1);
@@ -156,10 +167,41 @@ fn parse_options() -> Result<Options, String> {
             _ => return Err(format!("unknown option {flag}")),
         }
     }
-    if options.rows < 2 * workloads::BATCH_ROWS || options.requests == 0 || options.runs == 0 {
-        return Err("need --rows >= 2000, --requests >= 1 and --runs >= 1".into());
+    if options.requests == 0 || options.runs == 0 {
+        return Err("need --requests >= 1 and --runs >= 1".into());
+    }
+    // Requests per workload in a table's life: two modes, each run sequential and concurrent.
+    let drawn = |requests: u64| requests * options.runs * 2 * MODES.len() as u64;
+    if drawn(options.requests) > options.rows / 2
+        || drawn(options.batch_requests) > options.rows / workloads::BATCH_ROWS
+    {
+        return Err(format!(
+            "--rows {} is too small for distinct ids: each one-row workload draws {} ids from \
+             half the table, each batch workload {} blocks of {} rows",
+            options.rows,
+            drawn(options.requests),
+            drawn(options.batch_requests),
+            workloads::BATCH_ROWS
+        ));
     }
     Ok(options)
+}
+
+/// The registry's edge configurations named in `keys`, in the registry's order; every one
+/// when `keys` is empty.
+fn selected_engines(keys: &[String]) -> Result<Vec<&'static EdgeEngine>, String> {
+    if let Some(unknown) = keys
+        .iter()
+        .find(|key| !edge_engines().iter().any(|engine| &engine.key == *key))
+    {
+        return Err(format!(
+            "no edge configuration {unknown} in canisters/engines.toml"
+        ));
+    }
+    Ok(edge_engines()
+        .iter()
+        .filter(|engine| keys.is_empty() || keys.contains(&engine.key))
+        .collect())
 }
 
 /// Fills the table through `insert_users`; returns the seconds it took.
@@ -203,7 +245,7 @@ fn measure_mode(
     host: &Host,
     plan: &Plan,
     options: &Options,
-    next_index: &mut u64,
+    next_index: &mut BTreeMap<&'static str, u64>,
 ) -> Result<Vec<WorkloadResult>, String> {
     let mut results = Vec::new();
     for workload in Workload::ALL {
@@ -218,6 +260,7 @@ fn measure_mode(
         let mut rps_one = Vec::new();
         let mut rps_many = Vec::new();
         let mut counters = Counters::default();
+        let next_index = next_index.entry(workload.name()).or_default();
         for _ in 0..options.runs {
             let batch: Vec<Request> = (0..requests)
                 .map(|i| plan.request(workload, *next_index + i))

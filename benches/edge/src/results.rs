@@ -78,8 +78,12 @@ pub struct Floor {
 /// One engine.
 #[derive(Serialize)]
 pub struct EngineResult {
-    /// `USERSTORE_ENGINE`.
+    /// The registry's key.
     pub engine: String,
+    /// How reports name it.
+    pub label: String,
+    /// A peer, not one of this crate's engines.
+    pub peer: bool,
     /// Seconds to fill the aged table through `insert_users` of 10,000 users.
     pub fill_seconds: f64,
     /// The data directory's bytes after the fill, per row.

@@ -10,6 +10,7 @@ use candid::types::{Label, Type, TypeInner};
 use candid::{IDLArgs, TypeEnv};
 use candid_parser::utils::CandidSource;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -59,28 +60,61 @@ pub struct Configuration {
     pub traced: bool,
 }
 
+/// One configuration of an edge component (`[[edge]]`): the same API over HTTP on a WASI
+/// host, the engine on a file.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct EdgeEngine {
+    /// Its name in results.
+    pub key: String,
+    /// How reports name it.
+    pub label: String,
+    /// The component: `target/edge/<component>.wasm`.
+    pub component: String,
+    /// The environment the host gives the component.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// An embedded store measured beside this crate's engines.
+    #[serde(default)]
+    pub peer: bool,
+}
+
 /// The whole file.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Registry {
     engine: Vec<Engine>,
+    #[serde(default)]
+    edge: Vec<EdgeEngine>,
 }
 
-/// Parses registry text.
+fn parse_registry(text: &str) -> Result<Registry, String> {
+    toml::from_str(text).map_err(|error| format!("canisters/engines.toml: {error}"))
+}
+
+/// Parses registry text: its store canisters.
 pub fn parse(text: &str) -> Result<Vec<Engine>, String> {
-    let registry: Registry =
-        toml::from_str(text).map_err(|error| format!("canisters/engines.toml: {error}"))?;
-    Ok(registry.engine)
+    parse_registry(text).map(|registry| registry.engine)
+}
+
+/// The committed registry.
+fn registry() -> &'static Registry {
+    static REGISTRY_PARSED: OnceLock<Registry> = OnceLock::new();
+    REGISTRY_PARSED.get_or_init(|| match parse_registry(REGISTRY) {
+        Ok(registry) => registry,
+        // The file is committed and checked by this crate's tests.
+        Err(error) => panic!("{error}"),
+    })
 }
 
 /// Every engine of the committed registry, in its order.
 pub fn engines() -> &'static [Engine] {
-    static ENGINES: OnceLock<Vec<Engine>> = OnceLock::new();
-    ENGINES.get_or_init(|| match parse(REGISTRY) {
-        Ok(engines) => engines,
-        // The file is committed and checked by this crate's tests.
-        Err(error) => panic!("{error}"),
-    })
+    &registry().engine
+}
+
+/// Every edge configuration of the committed registry, in its order.
+pub fn edge_engines() -> &'static [EdgeEngine] {
+    &registry().edge
 }
 
 /// This crate's own engines (without the peers).
@@ -257,6 +291,28 @@ mod tests {
         for (engine, configuration) in configurations() {
             let encoded = engine.init_arg(configuration);
             assert!(encoded.is_ok(), "{}: {encoded:?}", configuration.key);
+        }
+    }
+
+    #[test]
+    fn edge_configurations_have_distinct_keys_and_components_the_scripts_build() {
+        let edge = edge_engines();
+        assert!(
+            edge.iter().any(|engine| !engine.peer),
+            "no engine of ours on the edge"
+        );
+        let keys: std::collections::BTreeSet<_> = edge.iter().map(|e| &e.key).collect();
+        assert_eq!(keys.len(), edge.len(), "edge keys repeat");
+        let scripts = ["scripts/build_edge.sh", "scripts/build_edge_peers.sh"]
+            .map(|script| std::fs::read_to_string(repository().join(script)).expect(script))
+            .join("\n");
+        for engine in edge {
+            assert!(
+                scripts.contains(&format!("{}.wasm", engine.component)),
+                "{}: no script builds target/edge/{}.wasm",
+                engine.key,
+                engine.component
+            );
         }
     }
 
