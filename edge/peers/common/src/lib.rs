@@ -6,8 +6,10 @@
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
+pub mod io;
 pub mod kind;
 #[cfg(feature = "edge")]
 pub mod session;
 
+pub use io::{IoCounters, IoCounts};
 pub use kind::{check_file, FileKind};

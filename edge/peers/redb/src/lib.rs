@@ -6,6 +6,8 @@
 //! transaction committed with redb's default durability (`Durability::Immediate`: durable
 //! when the call returns); every read is one read transaction.
 
+mod counting;
 mod store;
 
+pub use counting::CountingBackend;
 pub use store::{RedbStore, ENGINE_NAME};

@@ -1,13 +1,17 @@
 //! [`RedbStore`]: the [`UserStore`] over a redb database.
 
+use crate::counting::CountingBackend;
+use redb::backends::FileBackend;
 use redb::{
-    Database, ReadTransaction, ReadableDatabase, ReadableTable, ReadableTableMetadata, Table,
-    TableDefinition, TableError, WriteTransaction,
+    Builder, Database, ReadTransaction, ReadableDatabase, ReadableTable, ReadableTableMetadata,
+    Table, TableDefinition, TableError, WriteTransaction,
 };
+use std::fs::OpenOptions;
 use std::path::Path;
+use std::sync::Arc;
 use userstore::limits;
 use userstore::{StoreError, User, UserStore};
-use userstore_peer_common::{check_file, FileKind};
+use userstore_peer_common::{check_file, FileKind, IoCounters, IoCounts};
 
 /// The engine's name, as recorded in the file and reported by the host.
 pub const ENGINE_NAME: &str = "Redb";
@@ -24,6 +28,8 @@ const ENGINE_KEY: &str = "engine";
 /// The user table in a redb database file.
 pub struct RedbStore {
     db: Database,
+    /// What the data file's backend read, wrote and synced since the open.
+    io: Arc<IoCounters>,
 }
 
 /// A redb error as [`StoreError::Storage`], with what was being done.
@@ -37,13 +43,31 @@ impl RedbStore {
     /// program wrote, is refused with [`StoreError::InvalidConfig`].
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         check_file(path, &FileKind::Redb, ENGINE_NAME)?;
-        let db = Database::create(path)
+        // What `Database::create` does, with the file's backend counted.
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|error| StoreError::storage("opening the data file", error))?;
+        let io = Arc::new(IoCounters::default());
+        let backend = FileBackend::new(file)
             .map_err(|error| storage("opening the redb database")(error.into()))?;
-        let store = Self { db };
+        let db = Builder::new()
+            .create_with_backend(CountingBackend::new(backend, io.clone()))
+            .map_err(|error| storage("opening the redb database")(error.into()))?;
+        let store = Self { db, io };
         if !store.check_engine()? {
             store.record_engine()?;
         }
         Ok(store)
+    }
+
+    /// What the store read, wrote and synced since it was opened (the open included): its
+    /// data file's backend calls.
+    pub fn io(&self) -> IoCounts {
+        self.io.snapshot()
     }
 
     /// Whether the file records this engine; `false` if it records nothing yet (a new file).

@@ -1,11 +1,14 @@
 //! [`SqliteFileStore`]: the [`UserStore`] over a SQLite database file.
 
 use crate::config::SqliteFileConfig;
+use crate::counting_vfs;
 use rusqlite::{ffi, params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction};
+use std::ffi::CStr;
 use std::path::Path;
+use std::sync::Arc;
 use userstore::limits;
 use userstore::{StoreError, User, UserStore};
-use userstore_peer_common::{check_file, FileKind};
+use userstore_peer_common::{check_file, FileKind, IoCounters, IoCounts};
 
 /// The engine's name, as recorded in the file and reported by the host.
 pub const ENGINE_NAME: &str = "SqliteFile";
@@ -14,12 +17,12 @@ pub const ENGINE_NAME: &str = "SqliteFile";
 /// `<database>.lock` (`unix-dotfile`), the very name of the edge host's own lock file, which
 /// already gives one request at a time the whole file; natively, SQLite's default.
 #[cfg(target_os = "wasi")]
-const VFS: &str = "unix-none";
+const VFS: &CStr = c"unix-none";
 /// SQLite's VFS. On WASI, `unix-none`: SQLite's WASI build locks with a directory
 /// `<database>.lock` (`unix-dotfile`), the very name of the edge host's own lock file, which
 /// already gives one request at a time the whole file; natively, SQLite's default.
 #[cfg(not(target_os = "wasi"))]
-const VFS: &str = "unix";
+const VFS: &CStr = c"unix";
 
 /// The schema of a new file, created in one transaction with the engine's name.
 const SCHEMA: &str = "CREATE TABLE userstore_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -27,7 +30,10 @@ const SCHEMA: &str = "CREATE TABLE userstore_meta (key TEXT PRIMARY KEY, value T
 
 /// The user table in a SQLite database file.
 pub struct SqliteFileStore {
-    connection: Connection,
+    pub(crate) connection: Connection,
+    /// What the connection's files read, wrote and synced since the open (through the
+    /// `userstore-counting` VFS around [`VFS`]).
+    io: Arc<IoCounters>,
 }
 
 /// A rusqlite error as [`StoreError::Storage`], with what was being done.
@@ -60,14 +66,43 @@ impl SqliteFileStore {
     /// journal mode the file system cannot give.
     pub fn open_with(path: &Path, config: SqliteFileConfig) -> Result<Self, StoreError> {
         check_file(path, &FileKind::Sqlite, ENGINE_NAME)?;
-        let connection = Connection::open_with_flags_and_vfs(path, OpenFlags::default(), VFS)
+        if !counting_vfs::register(VFS) {
+            return Err(StoreError::storage(
+                "opening the database",
+                format!("SQLite has no {VFS:?} VFS"),
+            ));
+        }
+        let path = path.to_str().ok_or_else(|| {
+            StoreError::invalid_config("the data file's path is not UTF-8: SQLite cannot open it")
+        })?;
+        let io = Arc::new(IoCounters::default());
+        let uri = counting_vfs::uri(path, counting_vfs::register_counters(&io));
+        Self::open_on(&uri, config, counting_vfs::NAME, io)
+    }
+
+    /// Opens `name` (a path, or a `file:` URI) with the VFS named `vfs` and `config`,
+    /// creating the schema if the database is empty; `io` is what the VFS counts in.
+    pub(crate) fn open_on(
+        name: &str,
+        config: SqliteFileConfig,
+        vfs: &CStr,
+        io: Arc<IoCounters>,
+    ) -> Result<Self, StoreError> {
+        let flags = OpenFlags::default() | OpenFlags::SQLITE_OPEN_URI;
+        let connection = Connection::open_with_flags_and_vfs(name, flags, vfs)
             .map_err(storage("opening the database"))?;
         configure(&connection, config)?;
-        let mut store = Self { connection };
+        let mut store = Self { connection, io };
         if !store.check_engine()? {
             store.create_schema()?;
         }
         Ok(store)
+    }
+
+    /// What the store read, wrote and synced since it was opened (the open included): the
+    /// `xRead`, `xWrite` and `xSync` calls on its database, journal and WAL files.
+    pub fn io(&self) -> IoCounts {
+        self.io.snapshot()
     }
 
     /// Whether the file records this engine; `false` if it is a new, empty database.

@@ -6,7 +6,7 @@
 #[cfg(target_os = "wasi")]
 mod component {
     use userstore::edge::api::{self, Failure};
-    use userstore::edge::session::{serve_store, uncounted};
+    use userstore::edge::session::serve_store;
     use userstore::edge::wasi_http;
     use userstore_peer_common::session::peer_config;
     use userstore_redb::{RedbStore, ENGINE_NAME};
@@ -21,9 +21,13 @@ mod component {
         fn handle(request: IncomingRequest, response_out: ResponseOutparam) {
             wasi_http::handle(request, response_out, |request| {
                 match peer_config(|name| std::env::var(name).ok()) {
-                    Ok(config) => {
-                        serve_store(&config, request, ENGINE_NAME, RedbStore::open, uncounted)
-                    }
+                    Ok(config) => serve_store(
+                        &config,
+                        request,
+                        ENGINE_NAME,
+                        RedbStore::open,
+                        |store: &RedbStore| Some(store.io().into()),
+                    ),
                     Err(error) => api::respond(Err(Failure::Store(error))),
                 }
             });

@@ -68,3 +68,44 @@ fn a_new_file_records_the_engine_and_reopens() {
         Ok(FileKind::Redb)
     );
 }
+
+#[test]
+fn io_counts_syncs_and_bytes_per_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("users.db");
+    let mut store = RedbStore::open(&path).unwrap();
+    let opened = store.io();
+    assert!(
+        opened.syncs >= 1,
+        "recording the engine commits: {opened:?}"
+    );
+    assert!(opened.bytes_written > 0, "{opened:?}");
+    for id in 0..5 {
+        let before = store.io();
+        store.insert(User::new(id, "someone")).unwrap();
+        let write = store.io().since(before);
+        assert!(write.syncs >= 1, "a durable commit syncs: {write:?}");
+        assert!(write.bytes_written > 0, "{write:?}");
+    }
+    let before = store.io();
+    store
+        .update_batch(&[User::new(1, "one"), User::new(2, "two")])
+        .unwrap();
+    assert!(store.io().since(before).syncs >= 1);
+    // A refused write commits nothing: its transaction is aborted.
+    let before = store.io();
+    assert!(store.insert(User::new(1, "again")).is_err());
+    assert_eq!(store.io().since(before).syncs, 0);
+    // A read neither writes nor syncs.
+    let before = store.io();
+    assert_eq!(store.get(3), Ok(User::new(3, "someone")));
+    assert_eq!(store.count(), Ok(5));
+    let read = store.io().since(before);
+    assert_eq!((read.syncs, read.bytes_written), (0, 0), "{read:?}");
+    drop(store);
+    // A new store counts from its open: the reopened file is read.
+    let store = RedbStore::open(&path).unwrap();
+    let reopened = store.io();
+    assert!(reopened.bytes_read > 0, "{reopened:?}");
+    assert_eq!(store.get(2), Ok(User::new(2, "two")));
+}

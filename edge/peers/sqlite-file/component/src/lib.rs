@@ -8,7 +8,7 @@
 #[cfg(target_os = "wasi")]
 mod component {
     use userstore::edge::api::{self, Failure};
-    use userstore::edge::session::{serve_store, uncounted};
+    use userstore::edge::session::serve_store;
     use userstore::edge::wasi_http;
     use userstore::StoreError;
     use userstore_peer_common::session::peer_config;
@@ -45,7 +45,7 @@ mod component {
                         request,
                         ENGINE_NAME,
                         |path| SqliteFileStore::open_with(path, sqlite),
-                        uncounted,
+                        |store: &SqliteFileStore| Some(store.io().into()),
                     ),
                     Err(error) => api::respond(Err(Failure::Store(error))),
                 }

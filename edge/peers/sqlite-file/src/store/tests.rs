@@ -103,3 +103,76 @@ fn a_new_file_records_the_engine_and_reopens_in_another_mode() {
     let store = SqliteFileStore::open(&path).unwrap();
     assert_eq!(store.count(), Ok(2));
 }
+
+/// The syncs and bytes of one insert in `config` (the third into a fresh file).
+fn one_insert(config: SqliteFileConfig) -> userstore_peer_common::IoCounts {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteFileStore::open_with(&dir.path().join("users.db"), config).unwrap();
+    store.insert(User::new(1, "one")).unwrap();
+    store.insert(User::new(2, "two")).unwrap();
+    let before = store.io();
+    store.insert(User::new(3, "three")).unwrap();
+    store.io().since(before)
+}
+
+#[test]
+fn io_counts_the_syncs_each_mode_promises() {
+    use JournalMode::*;
+    use Synchronous::{Full, Normal, Off as SyncOff};
+    for (journal_mode, synchronous, syncs) in [
+        // The journal's records, then its header, then the database, then the journal's end
+        // (its header zeroed, or its truncation): with locking_mode=EXCLUSIVE a DELETE
+        // journal is not deleted but zeroed, as a PERSIST one.
+        (Delete, Full, 4..=4),
+        (Truncate, Full, 4..=4),
+        (Persist, Full, 4..=4),
+        // The journal once, then the database, then the journal's end.
+        (Delete, Normal, 3..=3),
+        // The WAL at each commit; NORMAL syncs it only at a checkpoint.
+        (Wal, Full, 1..=1),
+        (Wal, Normal, 0..=0),
+        // No journal on disk: the database alone.
+        (Memory, Full, 1..=1),
+        (Off, Full, 1..=1),
+        (Delete, SyncOff, 0..=0),
+        (Wal, SyncOff, 0..=0),
+    ] {
+        let config = SqliteFileConfig {
+            journal_mode,
+            synchronous,
+        };
+        let io = one_insert(config);
+        assert!(
+            syncs.contains(&io.syncs),
+            "{journal_mode:?}/{synchronous:?}: {io:?}, expected {syncs:?} syncs"
+        );
+        assert!(io.bytes_written >= 4096, "{journal_mode:?}: {io:?}");
+    }
+}
+
+#[test]
+fn io_counts_reads_without_writes_and_per_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("users.db");
+    let mut store = SqliteFileStore::open(&path).unwrap();
+    let opened = store.io();
+    assert!(opened.syncs >= 2, "creating the schema commits: {opened:?}");
+    store.insert(User::new(1, "one")).unwrap();
+    // A second store on another file counts apart.
+    let other = SqliteFileStore::open(&dir.path().join("other.db")).unwrap();
+    let other_opened = other.io();
+    drop(store);
+    let store = SqliteFileStore::open(&path).unwrap();
+    let reopened = store.io();
+    assert_eq!(
+        (reopened.syncs, reopened.bytes_written),
+        (0, 0),
+        "{reopened:?}"
+    );
+    assert!(reopened.bytes_read > 0, "{reopened:?}");
+    let before = store.io();
+    assert_eq!(store.get(1), Ok(User::new(1, "one")));
+    let read = store.io().since(before);
+    assert_eq!((read.syncs, read.bytes_written), (0, 0), "{read:?}");
+    assert_eq!(other.io(), other_opened);
+}
