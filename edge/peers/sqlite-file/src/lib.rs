@@ -8,6 +8,11 @@
 //! mode is configurable ([`SqliteFileConfig`]).
 
 mod config;
+mod counting_vfs;
+#[cfg(test)]
+mod crash_tests;
+#[cfg(test)]
+mod sim_vfs;
 mod store;
 
 pub use config::{JournalMode, SqliteFileConfig, Synchronous};
