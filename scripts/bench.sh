@@ -10,13 +10,20 @@
 #
 # Usage: scripts/bench.sh            run everything and persist the results (with
 #                                    STABLE_STRUCTURES_GIT=<clone of dfinity/stable-structures>
-#                                    also the node-cache peer: scripts/node_cache_peer.sh)
+#                                    also the node-cache peer: scripts/node_cache_peer.sh),
+#                                    the edge benchmark included (below)
+#        scripts/bench.sh --edge     only the edge benchmark: every [[edge]] configuration of
+#                                    canisters/engines.toml on the real `wasmtime serve`, on
+#                                    1,000,000-row aged tables (benches/edge; about 20 minutes
+#                                    on 2 cores), into edge_results.yml and docs/RESULTS.md
 #        scripts/bench.sh --check    run CI's subset of the per-call suite (one configuration
 #                                    of every engine, aged tables, both profiles, with their
 #                                    flame graphs: bench-calls --check) and the whole canbench
 #                                    suite, and fail if any figure differs from the committed
 #                                    files (canbench's beyond its noise threshold, the rest
-#                                    exactly), and if docs/RESULTS.md is not what they give
+#                                    exactly), and if docs/RESULTS.md is not what they give;
+#                                    and a small run of the edge benchmark (20,000 rows; its
+#                                    wall-clock figures are not compared, they only must come)
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
 ensure_build_tools
@@ -27,15 +34,34 @@ mode=persist
 case "${1:-}" in
   "") ;;
   --check) mode=check ;;
-  *) echo "usage: scripts/bench.sh [--check]" >&2; exit 2 ;;
+  --edge) mode=edge ;;
+  *) echo "usage: scripts/bench.sh [--check | --edge]" >&2; exit 2 ;;
 esac
+
+# edge_bench ARGS...: builds the edge components and the benchmark, and runs it.
+edge_bench() {
+  ensure_edge_host
+  "$ROOT/scripts/build_edge.sh"
+  "$ROOT/scripts/build_edge_peers.sh"
+  cargo build --locked -p edge-bench
+  "$ROOT/target/debug/edge-bench" "$@"
+}
+
+if [ "$mode" = edge ]; then
+  log "the edge benchmark: every [[edge]] configuration on wasmtime serve (edge_results.yml)"
+  edge_bench --out "$ROOT/edge_results.yml"
+fi
 
 log "building icrun and the measuring tools (the tests' profile: one build of wasmtime)"
 cargo build --locked -p icrun-cli -p bench-snapshot -p bench-calls
 store_canisters=()
-while read -r canister _; do
-  store_canisters+=("$canister")
-done < <(python3 "$ROOT/scripts/registry.py" canisters)
+if [ "$mode" != edge ]; then
+  while read -r canister _; do
+    store_canisters+=("$canister")
+  done < <(python3 "$ROOT/scripts/registry.py" canisters)
+fi
+# The benchmark canister's Wasm names the preloaded tables' image, whose storage figures the
+# report reads in every mode.
 "$ROOT/scripts/build.sh" "${store_canisters[@]}" benches
 
 mkdir -p "$ROOT/target/bench"
@@ -48,7 +74,7 @@ if [ "$mode" = check ]; then
   for svg in "$flamegraphs"/*.svg; do
     cmp "$svg" "docs/flamegraphs/$(basename "$svg")"
   done
-else
+elif [ "$mode" = persist ]; then
   flamegraphs="$ROOT/docs/flamegraphs"
   rm -rf "$flamegraphs"
   log "measuring one call at a time: the store canisters on 1,000,000-row tables (bench-calls)"
@@ -83,18 +109,25 @@ if [ "$mode" = check ]; then
   diff -u docs/RESULTS.md "$fresh/RESULTS.md"
   diff -u README.md "$fresh/README.md"
   diff -ru docs/charts "$fresh/charts"
+  log "a small run of the edge benchmark (its wall-clock figures are not compared)"
+  edge_bench --rows 20000 --requests 20 --batch-requests 2 --runs 1 \
+    --out "$ROOT/target/bench/edge_check.yml"
   exit 0
 fi
 
-if [ -n "${POCKET_IC_BIN:-}" ]; then
-  log "running the suite on PocketIC ($POCKET_IC_BIN) with canbench"
-  ensure_cargo_tool canbench canbench "$CANBENCH_VERSION"
-  runner=(canbench)
-else
-  log "running the suite on icrun (POCKET_IC_BIN is not set: PocketIC is not used)"
-  runner=("$ROOT/target/debug/icrun" bench)
+if [ "$mode" = persist ]; then
+  if [ -n "${POCKET_IC_BIN:-}" ]; then
+    log "running the suite on PocketIC ($POCKET_IC_BIN) with canbench"
+    ensure_cargo_tool canbench canbench "$CANBENCH_VERSION"
+    runner=(canbench)
+  else
+    log "running the suite on icrun (POCKET_IC_BIN is not set: PocketIC is not used)"
+    runner=("$ROOT/target/debug/icrun" bench)
+  fi
+  "${runner[@]}" --persist --less-verbose
+  log "the edge benchmark: every [[edge]] configuration on wasmtime serve (edge_results.yml)"
+  edge_bench --out "$ROOT/edge_results.yml"
 fi
-"${runner[@]}" --persist --less-verbose
 
 log "writing docs/RESULTS.md and docs/charts/"
 python3 "$ROOT/scripts/report.py" canbench_results.yml "$storage" per_call_results.yml \
@@ -102,7 +135,9 @@ python3 "$ROOT/scripts/report.py" canbench_results.yml "$storage" per_call_resul
 
 # The node-cache peer needs ic-stable-structures' main branch, which only GitHub has
 # (docs/node-cache.md): measured when a clone is given, and said so when it is not.
-if [ -n "${STABLE_STRUCTURES_GIT:-}" ]; then
+if [ "$mode" = edge ]; then
+  exit 0
+elif [ -n "${STABLE_STRUCTURES_GIT:-}" ]; then
   log "the node-cache peer (scripts/node_cache_peer.sh $STABLE_STRUCTURES_GIT)"
   "$ROOT/scripts/node_cache_peer.sh" "$STABLE_STRUCTURES_GIT"
 else

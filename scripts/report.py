@@ -19,6 +19,7 @@ import yaml
 
 import registry
 import report_calls
+import report_edge
 
 # The engine configurations of the canbench suite: this crate's engines in the registry
 # (canisters/engines.toml), whose configuration keys are the suite's engine prefixes.
@@ -442,6 +443,8 @@ def main():
         lines += report_calls.headline(per_call)
         lines += report_calls.where_section(per_call, flamegraphs)
         lines += report_calls.every_configuration(per_call)
+    # The edge benchmark's file sits beside the per-call results (absent: no edge part).
+    lines += report_edge.section(Path(per_call_path).parent / "edge_results.yml")
     lines += [
         "## The engines alone: the canbench suite",
         "",

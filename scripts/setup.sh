@@ -10,6 +10,11 @@ export PATH="$HOME/.cargo/bin:$PATH"
 WASI2IC_VERSION="0.2.16"
 CANBENCH_VERSION="0.7.0"
 PYYAML_VERSION="6.0.3"
+# The edge host: wasmtime-cli at the version of the runner's wasmtime crate (Cargo.lock).
+WASMTIME_VERSION="48.0.8"
+# Only what `wasmtime serve` needs (a third of the default build's time); the binary serves
+# components exactly as the default build does.
+WASMTIME_FEATURES="serve,run,cranelift,parallel-compilation,pooling-allocator"
 
 log() { printf '\n== %s\n' "$*" >&2; }
 
@@ -33,7 +38,7 @@ ensure_toolchain() {
   local channel
   channel=$(sed -n 's/^channel *= *"\(.*\)"/\1/p' "$ROOT/rust-toolchain.toml")
   rustup toolchain install "$channel" --profile minimal -c rustfmt -c clippy \
-    -t wasm32-unknown-unknown -t wasm32-wasip1 >/dev/null
+    -t wasm32-unknown-unknown -t wasm32-wasip1 -t wasm32-wasip2 >/dev/null
 }
 
 # ensure_cargo_tool BINARY CRATE VERSION
@@ -49,6 +54,17 @@ ensure_cargo_tool() {
 ensure_build_tools() {
   ensure_toolchain
   ensure_cargo_tool wasi2ic wasi2ic "$WASI2IC_VERSION"
+}
+
+# ensure_edge_host: wasmtime-cli (`wasmtime serve`, the edge host of the tests and the edge
+# benchmark), from crates.io.
+ensure_edge_host() {
+  if command -v wasmtime >/dev/null && cargo install --list | grep -q "^wasmtime-cli v$WASMTIME_VERSION:"; then
+    return 0
+  fi
+  log "installing wasmtime-cli $WASMTIME_VERSION (cargo install --locked, features $WASMTIME_FEATURES; 5 to 13 minutes on a 2-core machine)"
+  (cd "$ROOT" && cargo install --locked wasmtime-cli --version "$WASMTIME_VERSION" \
+    --no-default-features --features "$WASMTIME_FEATURES")
 }
 
 # The report generator reads canbench's YAML with PyYAML.

@@ -10,6 +10,7 @@ set -euo pipefail
 source "$(dirname "$0")/setup.sh"
 ensure_build_tools
 ensure_python_yaml
+ensure_edge_host
 cd "$ROOT"
 
 log "cargo fmt --check"

@@ -1,0 +1,192 @@
+"""The edge part of docs/RESULTS.md (and the README's edge figures), from edge_results.yml
+(written by benches/edge: scripts/bench.sh). Wall-clock figures: medians of the runs with
+the lowest and highest run beside them, for one machine and one run; compare within the file
+only. Imported by report.py."""
+
+from pathlib import Path
+
+import yaml
+
+ONE_ROW = ["insert_one", "get", "get_missing", "update", "delete", "list_100", "count"]
+TITLES = {
+    "insert_one": "insert one user (between ids)",
+    "get": "get one user",
+    "get_missing": "get an absent id (404)",
+    "update": "rename one user",
+    "delete": "delete one user",
+    "list_100": "list 100 users",
+    "count": "count users",
+    "batch_between_1000": "insert 1,000 related users",
+    "batch_appended_1000": "append 1,000 users",
+    "batch_scattered_1000": "insert 1,000 unrelated users",
+}
+PEERS_FOR_RATIOS = ["redb", "sqlite_wal"]
+
+
+def load(path):
+    path = Path(path)
+    if not path.exists():
+        return None
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+
+def fmt(value, digits=0):
+    if value is None:
+        return "–"
+    if digits == 0:
+        return f"{value:,.0f}"
+    return f"{value:,.{digits}f}"
+
+
+def figure(workload, name):
+    return workload[name]["median"]
+
+
+def spread(workload, name):
+    f = workload[name]
+    return f"{fmt(f['median'])} ({fmt(f['min'])}–{fmt(f['max'])})"
+
+
+def by_mode(results, mode):
+    """{engine key: {workload: result}} of one host mode."""
+    table = {}
+    for engine in results["engines"]:
+        for m in engine["modes"]:
+            if m["mode"] == mode:
+                table[engine["engine"]] = {w["workload"]: w for w in m["workloads"]}
+    return table
+
+
+def labels(results):
+    return {e["engine"]: e["label"] for e in results["engines"]}
+
+
+def best_own(results, table, workload, metric, lower_is_better):
+    own = [e["engine"] for e in results["engines"] if not e["peer"] and e["engine"] in table]
+    pick = min if lower_is_better else max
+    return pick(own, key=lambda key: figure(table[key][workload], metric)) if own else None
+
+
+def matrix(results, table, metric, title_suffix, with_spread=False):
+    names = labels(results)
+    engines = [e["engine"] for e in results["engines"] if e["engine"] in table]
+    lines = ["| request | " + " | ".join(names[e] for e in engines) + " |",
+             "|---" * (len(engines) + 1) + "|"]
+    for workload in TITLES:
+        if not all(workload in table[e] for e in engines):
+            continue
+        cells = [spread(table[e][workload], metric) if with_spread
+                 else fmt(figure(table[e][workload], metric)) for e in engines]
+        lines.append(f"| {TITLES[workload]}{title_suffix} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def counters(results, table):
+    names = labels(results)
+    engines = [e["engine"] for e in results["engines"] if e["engine"] in table]
+    lines = ["| request | " + " | ".join(names[e] for e in engines) + " |",
+             "|---" * (len(engines) + 1) + "|"]
+    for workload in TITLES:
+        if not all(workload in table[e] for e in engines):
+            continue
+        cells = []
+        for e in engines:
+            w = table[e][workload]
+            cells.append(f"{w['syncs_per_request']:g} / {fmt(w['bytes_read_per_request'])} / "
+                         f"{fmt(w['bytes_written_per_request'])}")
+        lines.append(f"| {TITLES[workload]} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def ratios(results, table):
+    names = labels(results)
+    peers = [p for p in PEERS_FOR_RATIOS if p in table]
+    if not peers:
+        return []
+    lines = ["| request | our best (p50) | " + " | ".join(f"÷ {names[p]} p50" for p in peers)
+             + " | our best (rps, {} clients) | ".format(results["clients"])
+             + " | ".join(f"÷ {names[p]} rps" for p in peers) + " |",
+             "|---" * (2 * len(peers) + 3) + "|"]
+    for workload in ONE_ROW:
+        best = best_own(results, table, workload, "p50_us", True)
+        best_rps = best_own(results, table, workload, "rps_n_clients", False)
+        if best is None:
+            continue
+        p50 = figure(table[best][workload], "p50_us")
+        rps = figure(table[best_rps][workload], "rps_n_clients")
+        cells = [f"{p50 / figure(table[p][workload], 'p50_us'):.2f}×" for p in peers]
+        rps_cells = [f"{rps / figure(table[p][workload], 'rps_n_clients'):.2f}×" for p in peers]
+        lines.append(f"| {TITLES[workload]} | {names[best]} {fmt(p50)} µs | " + " | ".join(cells)
+                     + f" | {names[best_rps]} {fmt(rps)} | " + " | ".join(rps_cells) + " |")
+    return lines
+
+
+def section(path):
+    results = load(path)
+    if results is None:
+        return []
+    machine = results["machine"]
+    floor = results["floor"]
+    cold = by_mode(results, "cold")
+    warm = by_mode(results, "warm")
+    lines = [
+        "## On an edge host: wasmtime serve, every engine on a file",
+        "",
+        f"The edge component (`wasi:http/proxy`, HTTP + JSON, src/edge) on the real "
+        f"`{machine['wasmtime']}` (`wasmtime serve -S cli --dir data::/data`), one table of "
+        f"{results['rows']:,} users per engine filled in a random order (aged) through "
+        f"`insert_users`, every write durable before its answer. Wall-clock figures of one run "
+        f"on one machine ({machine['cpu']}, {machine['cpus']} CPUs, Linux {machine['kernel']}): "
+        f"medians of {results['runs']} runs with the lowest and highest run in brackets, "
+        f"{results['requests']} requests per run of a one-row call and "
+        f"{results['batch_requests']} of a batch; compare them within this section only. "
+        "Beside them, the figures that do not depend on the machine's load: syncs and bytes "
+        "per request. Written by `scripts/bench.sh` (benches/edge) into `edge_results.yml`.",
+        "",
+        f"The host's floor: an empty request (`GET /ping`: a fresh instance and HTTP, no storage) "
+        f"p50 {spread({'f': floor['empty_request_us']}, 'f')} µs; one 4 KiB write and "
+        f"`fdatasync` in the data directory, natively, p50 "
+        f"{spread({'f': floor['bare_sync_us']}, 'f')} µs.",
+        "",
+        "### Latency, a fresh instance per request (wasmtime serve's default): p50 µs",
+        "",
+    ] + matrix(results, cold, "p50_us", "", with_spread=True) + [
+        "",
+        "### Latency, p99 µs (fresh instances)",
+        "",
+    ] + matrix(results, cold, "p99_us", "") + [
+        "",
+        f"### Requests per second with {results['clients']} concurrent clients (fresh instances)",
+        "",
+        "Requests are serialized by the data file's lock (WASI has no file locks; src/edge/lock.rs): "
+        "concurrency overlaps the instances' start and the HTTP work, not the storage.",
+        "",
+    ] + matrix(results, cold, "rps_n_clients", "") + [
+        "",
+        "### Requests per second with 1 client (fresh instances)",
+        "",
+    ] + matrix(results, cold, "rps_1_client", "") + [
+        "",
+        "### Latency with instances reused (`--max-instance-reuse-count`): p50 µs",
+        "",
+    ] + matrix(results, warm, "p50_us", "", with_spread=True) + [
+        "",
+        "### Syncs / bytes read / bytes written per request",
+        "",
+        "As the component counts them (`x-userstore-*` headers; the peers count through a "
+        "wrapper of their file layer where they have one, – where they do not).",
+        "",
+    ] + counters(results, cold) + [
+        "",
+        "### Our best engine against redb and SQLite WAL (fresh instances)",
+        "",
+        "Below 1× for latency and above 1× for requests per second: ours is ahead.",
+        "",
+    ] + ratios(results, cold) + [
+        "",
+        "| engine | fill (s) | bytes on disk per row |",
+        "|---|---|---|",
+    ] + [f"| {e['label']} | {fmt(e['fill_seconds'], 1)} | {fmt(e['bytes_on_disk_per_row'], 1)} |"
+         for e in results["engines"]] + [""]
+    return lines
