@@ -1,113 +1,146 @@
-//! The edge component end to end: the real `wasmtime serve` running
-//! `target/edge/userstore-edge.wasm` (built by `scripts/build_edge.sh`), called over HTTP on
-//! loopback, for both engines; and a kill test: a writer loop whose host is killed (SIGKILL)
-//! at random moments and restarted, after which the table must equal the model of the
-//! acknowledged writes, the write in flight either fully present or absent.
+//! The edge components end to end: the real `wasmtime serve` running
+//! `target/edge/userstore-edge.wasm` (built by `scripts/build_edge.sh`, engines page_tree and
+//! btree) and the peers' `target/edge/userstore-redb.wasm` and
+//! `target/edge/userstore-sqlite-file.wasm` (built by `scripts/build_edge_peers.sh`; SQLite in
+//! its default DELETE journal with synchronous FULL, and in WAL), called over HTTP on
+//! loopback with the edge benchmark's client and host launcher (`edge_bench`): the API on
+//! every engine; and a kill test: a writer loop whose host is killed (SIGKILL) at random
+//! moments and restarted, after which the table must equal the model of the acknowledged
+//! writes, the write in flight either fully present or absent.
 //!
-//! The wasmtime binary is `WASMTIME_BIN` or `wasmtime` on `PATH`. A missing binary or Wasm
-//! fails the tests with what to do, unless `USERSTORE_SKIP_EDGE=1`. `EDGE_KILLS` sets the
-//! number of kills (10 by default), `EDGE_SEED` replays a run.
+//! The wasmtime binary is `WASMTIME_BIN`, `wasmtime` on `PATH` or `~/.cargo/bin/wasmtime`. A
+//! missing binary or Wasm fails the tests with what to do, unless `USERSTORE_SKIP_EDGE=1`.
+//! `EDGE_KILLS` sets the number of kills per engine (5 by default; the long run is
+//! `EDGE_KILLS=100`), `EDGE_SEED` replays a run.
 
+use edge_bench::client::Client;
+use edge_bench::host::{Host, HostConfig};
 use serde_json::{json, Value};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::io::{Read, Write as _};
-use std::net::{TcpListener, TcpStream};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const TOKEN: &str = "edge-e2e-token";
-/// How long a host may take to start (the first start compiles the component).
-const START_TIMEOUT: Duration = Duration::from_secs(180);
-/// Socket timeouts of one request.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The wasmtime binary and the component, or `None` when the tests are skipped on purpose.
-fn prerequisites() -> Option<(PathBuf, PathBuf)> {
+/// One engine as a host runs it: a component and its environment.
+#[derive(Clone, Copy, Debug)]
+struct Target {
+    /// The name in messages.
+    name: &'static str,
+    /// The component, `target/edge/<component>.wasm`.
+    component: &'static str,
+    /// The script that builds it.
+    build: &'static str,
+    /// The component's settings.
+    env: &'static [(&'static str, &'static str)],
+}
+
+const PAGE_TREE: Target = Target {
+    name: "page_tree",
+    component: "userstore-edge",
+    build: "scripts/build_edge.sh",
+    env: &[("USERSTORE_ENGINE", "page_tree")],
+};
+const BTREE: Target = Target {
+    name: "btree",
+    component: "userstore-edge",
+    build: "scripts/build_edge.sh",
+    env: &[("USERSTORE_ENGINE", "btree")],
+};
+const REDB: Target = Target {
+    name: "redb",
+    component: "userstore-redb",
+    build: "scripts/build_edge_peers.sh",
+    env: &[],
+};
+/// SQLite on a file with the component's defaults: journal_mode DELETE, synchronous FULL.
+const SQLITE_FILE: Target = Target {
+    name: "sqlite-file",
+    component: "userstore-sqlite-file",
+    build: "scripts/build_edge_peers.sh",
+    env: &[],
+};
+const SQLITE_FILE_WAL: Target = Target {
+    name: "sqlite-file (WAL)",
+    component: "userstore-sqlite-file",
+    build: "scripts/build_edge_peers.sh",
+    env: &[("USERSTORE_SQLITE_JOURNAL_MODE", "wal")],
+};
+
+/// The wasmtime binary, or `None` when the tests are skipped on purpose.
+fn wasmtime() -> Option<PathBuf> {
     if std::env::var("USERSTORE_SKIP_EDGE").as_deref() == Ok("1") {
         eprintln!("USERSTORE_SKIP_EDGE=1: the edge end-to-end tests are skipped");
         return None;
     }
-    let wasmtime = std::env::var_os("WASMTIME_BIN")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::split_paths(&std::env::var_os("PATH")?)
-                .map(|dir| dir.join("wasmtime"))
-                .find(|path| path.is_file())
-        });
-    let Some(wasmtime) = wasmtime.filter(|path| path.is_file()) else {
-        panic!(
-            "no wasmtime binary: set WASMTIME_BIN or put wasmtime on PATH \
-             (cargo install wasmtime-cli --version 48.0.8), or set USERSTORE_SKIP_EDGE=1"
+    match HostConfig::wasmtime_binary() {
+        Ok(path) => Some(path),
+        Err(message) => panic!(
+            "{message} (cargo install wasmtime-cli --version 48.0.8), or set USERSTORE_SKIP_EDGE=1"
+        ),
+    }
+}
+
+impl Target {
+    /// The host settings of this engine on the data directory `data`; fails with how to build
+    /// a missing component.
+    fn host_config(&self, wasmtime: &Path, data: &Path) -> HostConfig {
+        let component = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../target/edge")
+            .join(format!("{}.wasm", self.component));
+        assert!(
+            component.is_file(),
+            "no {}: build it with {}, or set USERSTORE_SKIP_EDGE=1",
+            component.display(),
+            self.build
         );
-    };
-    let wasm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/edge/userstore-edge.wasm");
-    assert!(
-        wasm.is_file(),
-        "no {}: build it with scripts/build_edge.sh, or set USERSTORE_SKIP_EDGE=1",
-        wasm.display()
-    );
-    Some((wasmtime, wasm))
-}
-
-/// A running `wasmtime serve`, killed when dropped.
-struct Host {
-    child: Arc<Mutex<Child>>,
-    port: u16,
-}
-
-impl Host {
-    /// Starts a host of `engine` on the data directory `data`, and waits until it answers.
-    fn start(wasmtime: &Path, wasm: &Path, data: &Path, engine: &str) -> Host {
-        let port = free_port();
-        let epoch = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|time| time.as_nanos())
-            .unwrap_or_default();
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(data.join("wasmtime.log"))
-            .expect("the host's log file");
-        let child = Command::new(wasmtime)
-            .arg("serve")
-            .args(["-S", "cli"])
-            .arg("--dir")
-            .arg(format!("{}::/data", data.display()))
-            .args(["--env", &format!("USERSTORE_WRITE_TOKEN={TOKEN}")])
-            .args(["--env", &format!("USERSTORE_HOST_EPOCH={epoch}")])
-            .args(["--env", &format!("USERSTORE_ENGINE={engine}")])
-            .args(["--addr", &format!("127.0.0.1:{port}")])
-            .arg(wasm)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(log))
-            .spawn()
-            .expect("wasmtime starts");
-        let host = Host {
-            child: Arc::new(Mutex::new(child)),
-            port,
-        };
-        let deadline = Instant::now() + START_TIMEOUT;
-        loop {
-            // Any reply will do: a host of another engine refuses the data, but it answers.
-            if host.try_send("GET", "/config", None, false).is_ok() {
-                return host;
-            }
-            let exited = host.child.lock().map(|mut child| child.try_wait()).ok();
-            if let Some(Ok(Some(status))) = exited {
-                panic!(
-                    "wasmtime exited with {status}; see {}",
-                    data.join("wasmtime.log").display()
-                );
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the host did not answer within {START_TIMEOUT:?}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
+        let mut env = vec![("USERSTORE_WRITE_TOKEN".to_owned(), TOKEN.to_owned())];
+        env.extend(
+            self.env
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.to_string())),
+        );
+        HostConfig {
+            wasmtime: wasmtime.to_owned(),
+            component,
+            data_dir: data.to_owned(),
+            env,
+            serve_args: Vec::new(),
         }
+    }
+
+    /// Whether it is one of the edge's own engines (a `FileMemory` with the engine header and
+    /// the `x-userstore-*` counts), not a peer.
+    fn is_own(&self) -> bool {
+        self.component == "userstore-edge"
+    }
+}
+
+/// A running host of one engine and two clients of it: a writer with the token, and a reader
+/// without.
+struct Edge {
+    host: Host,
+    writer: RefCell<Client>,
+    reader: RefCell<Client>,
+}
+
+impl Edge {
+    /// Starts a host of `target` on the data directory `data`.
+    fn start(wasmtime: &Path, target: &Target, data: &Path) -> Edge {
+        let host = Host::start(&target.host_config(wasmtime, data))
+            .unwrap_or_else(|error| panic!("{}: the host does not start: {error}", target.name));
+        let address = host.address();
+        Edge {
+            host,
+            writer: RefCell::new(Client::new(address, Some(TOKEN))),
+            reader: RefCell::new(Client::new(address, None)),
+        }
+    }
+
+    fn address(&self) -> SocketAddr {
+        self.host.address()
     }
 
     /// Sends a request; `Err` when the connection fails (the host is gone).
@@ -118,19 +151,13 @@ impl Host {
         body: Option<&Value>,
         auth: bool,
     ) -> std::io::Result<Reply> {
-        let body = body.map(Value::to_string).unwrap_or_default();
-        let authorization = if auth {
-            format!("Authorization: Bearer {TOKEN}\r\n")
-        } else {
-            String::new()
-        };
-        let request = format!(
-            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n{authorization}\
-             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            self.port,
-            body.len()
-        );
-        send_raw(self.port, request.as_bytes())
+        let client = if auth { &self.writer } else { &self.reader };
+        let body = body.map(|body| body.to_string().into_bytes());
+        let headers = [("content-type", "application/json")];
+        let response = client
+            .borrow_mut()
+            .send(method, path, &headers, body.as_deref())?;
+        Reply::of(response)
     }
 
     /// Sends a request that must be answered.
@@ -149,50 +176,34 @@ impl Host {
 
     /// The whole table, page by page.
     fn table(&self) -> BTreeMap<u64, String> {
-        let mut table = BTreeMap::new();
-        let mut after = None;
-        loop {
-            let path = match after {
-                Some(id) => format!("/list_users?after={id}&limit=1000"),
-                None => "/list_users?limit=1000".to_owned(),
-            };
-            let reply = self.get(&path);
-            assert_eq!(reply.status, 200, "{}", reply.body);
-            let users = reply.body["Ok"].as_array().cloned().unwrap_or_default();
-            for user in &users {
-                let id = user["id"].as_u64().expect("an id");
-                table.insert(id, user["username"].as_str().unwrap_or_default().to_owned());
-                after = Some(id);
-            }
-            if users.len() < 1000 {
-                return table;
-            }
+        table_of(|path| self.get(path))
+    }
+}
+
+/// The whole table, page by page, read with `get`.
+fn table_of(mut get: impl FnMut(&str) -> Reply) -> BTreeMap<u64, String> {
+    let mut table = BTreeMap::new();
+    let mut after = None;
+    loop {
+        let path = match after {
+            Some(id) => format!("/list_users?after={id}&limit=1000"),
+            None => "/list_users?limit=1000".to_owned(),
+        };
+        let reply = get(&path);
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        let users = reply.body["Ok"].as_array().cloned().unwrap_or_default();
+        for user in &users {
+            let id = user["id"].as_u64().expect("an id");
+            table.insert(id, user["username"].as_str().unwrap_or_default().to_owned());
+            after = Some(id);
+        }
+        if users.len() < 1000 {
+            return table;
         }
     }
-
-    fn kill(&self) {
-        if let Ok(mut child) = self.child.lock() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
 }
 
-impl Drop for Host {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// A port nobody listens on now.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port")
-}
-
-/// An HTTP reply.
+/// An HTTP reply with a JSON body.
 #[derive(Debug)]
 struct Reply {
     status: u16,
@@ -201,6 +212,14 @@ struct Reply {
 }
 
 impl Reply {
+    fn of(response: edge_bench::client::Response) -> std::io::Result<Reply> {
+        Ok(Reply {
+            status: response.status,
+            body: response.json()?,
+            headers: response.headers,
+        })
+    }
+
     fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -209,210 +228,196 @@ impl Reply {
     }
 }
 
-/// One HTTP/1.1 exchange on a new connection (`Connection: close`): the reply's status,
-/// headers and JSON body (chunked or not).
-fn send_raw(port: u16, request: &[u8]) -> std::io::Result<Reply> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
-    stream.set_read_timeout(Some(REQUEST_TIMEOUT))?;
-    stream.set_write_timeout(Some(REQUEST_TIMEOUT))?;
-    stream.write_all(request)?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw)?;
-    let invalid =
-        |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
-    let split = raw
-        .windows(4)
-        .position(|window| window == b"\r\n\r\n")
-        .ok_or_else(|| invalid("no end of headers"))?;
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|line| line.split(' ').nth(1))
-        .and_then(|code| code.parse().ok())
-        .ok_or_else(|| invalid("no status"))?;
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(name, value)| (name.trim().to_owned(), value.trim().to_owned()))
-        .collect();
-    let mut body = raw[split + 4..].to_vec();
-    let chunked = headers.iter().any(|(name, value)| {
-        name.eq_ignore_ascii_case("transfer-encoding") && value.eq_ignore_ascii_case("chunked")
-    });
-    if chunked {
-        body = dechunk(&body).ok_or_else(|| invalid("a torn chunked body"))?;
-    }
-    let body = serde_json::from_slice(&body).map_err(|_| invalid("a body that is not JSON"))?;
-    Ok(Reply {
-        status,
-        headers,
-        body,
-    })
+/// `POST path` with the raw `body`, from a client of its own with `token` as its credential.
+fn send_with(address: SocketAddr, token: Option<&str>, path: &str, body: &[u8]) -> Reply {
+    let response = Client::new(address, token)
+        .send("POST", path, &[], Some(body))
+        .unwrap_or_else(|error| panic!("POST {path}: {error}"));
+    Reply::of(response).expect("a JSON reply")
 }
 
-/// The body of a chunked transfer encoding.
-fn dechunk(mut raw: &[u8]) -> Option<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let line_end = raw.windows(2).position(|window| window == b"\r\n")?;
-        let size_text = std::str::from_utf8(&raw[..line_end]).ok()?;
-        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
-        raw = &raw[line_end + 2..];
-        if size == 0 {
-            return Some(body);
-        }
-        body.extend_from_slice(raw.get(..size)?);
-        raw = raw.get(size + 2..)?;
-    }
-}
-
-#[test]
-fn the_api_over_http_on_both_engines() {
-    let Some((wasmtime, wasm)) = prerequisites() else {
-        return;
-    };
-    for engine in ["page_tree", "btree"] {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let host = Host::start(&wasmtime, &wasm, dir.path(), engine);
-        let reply = host.write("/insert_user", json!({"id": 1, "username": "alice"}));
-        assert_eq!(
-            (reply.status, &reply.body),
-            (200, &json!({"Ok": null})),
-            "{engine}"
-        );
+/// The API on one engine: every route, the failures, the authorization; on the edge's own
+/// engines also the `x-userstore-*` counts and the engine header.
+fn the_api_over_http(wasmtime: &Path, target: Target) {
+    let engine = target.name;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let host = Edge::start(wasmtime, &target, dir.path());
+    let reply = host.write("/insert_user", json!({"id": 1, "username": "alice"}));
+    assert_eq!(
+        (reply.status, &reply.body),
+        (200, &json!({"Ok": null})),
+        "{engine}"
+    );
+    if target.is_own() {
         let syncs: u64 = reply
             .header("x-userstore-syncs")
             .and_then(|v| v.parse().ok())
             .expect("syncs");
         assert!(syncs > 0, "a write synced nothing");
         assert!(reply.header("x-userstore-bytes-written").is_some());
-        let batch = json!([{"id": 2, "username": "bob"}, {"id": 3, "username": "carol"}]);
-        assert_eq!(host.write("/insert_users", batch).body, json!({"Ok": 2}));
-        assert_eq!(
-            host.get("/get_user?id=2").body,
-            json!({"Ok": {"id": 2, "username": "bob"}})
-        );
-        let read = host.get("/count_users");
-        assert_eq!(read.body, json!({"Ok": 3}));
+    }
+    let batch = json!([{"id": 2, "username": "bob"}, {"id": 3, "username": "carol"}]);
+    assert_eq!(
+        host.write("/insert_users", batch).body,
+        json!({"Ok": 2}),
+        "{engine}"
+    );
+    assert_eq!(
+        host.get("/get_user?id=2").body,
+        json!({"Ok": {"id": 2, "username": "bob"}}),
+        "{engine}"
+    );
+    let read = host.get("/count_users");
+    assert_eq!(read.body, json!({"Ok": 3}), "{engine}");
+    if target.is_own() {
         assert_eq!(read.header("x-userstore-syncs"), Some("0"), "a read synced");
         assert_eq!(
             read.header("x-userstore-bytes-written"),
             Some("0"),
             "a read wrote"
         );
-        assert_eq!(
-            host.write("/update_username", json!({"id": 1, "username": "alicia"}))
-                .body,
-            json!({"Ok": {"id": 1, "username": "alice"}})
-        );
-        assert_eq!(
-            host.write("/update_users", json!([{"id": 2, "username": "rob"}]))
-                .body,
-            json!({"Ok": 1})
-        );
-        assert_eq!(host.write("/delete_user", json!({"id": 3})).status, 200);
-        assert_eq!(
-            host.get("/list_users?limit=10").body,
-            json!({"Ok": [{"id": 1, "username": "alicia"}, {"id": 2, "username": "rob"}]})
-        );
-        // Failures, each changing nothing.
-        assert_eq!(
-            host.send(
-                "POST",
-                "/insert_user",
-                Some(json!({"id": 9, "username": "x"})),
-                false
-            )
+    }
+    assert_eq!(
+        host.write("/update_username", json!({"id": 1, "username": "alicia"}))
+            .body,
+        json!({"Ok": {"id": 1, "username": "alice"}}),
+        "{engine}"
+    );
+    assert_eq!(
+        host.write("/update_users", json!([{"id": 2, "username": "rob"}]))
+            .body,
+        json!({"Ok": 1}),
+        "{engine}"
+    );
+    assert_eq!(
+        host.write("/delete_user", json!({"id": 3})).status,
+        200,
+        "{engine}"
+    );
+    assert_eq!(
+        host.get("/list_users?limit=10").body,
+        json!({"Ok": [{"id": 1, "username": "alicia"}, {"id": 2, "username": "rob"}]}),
+        "{engine}"
+    );
+    // Failures, each changing nothing.
+    assert_eq!(
+        host.send(
+            "POST",
+            "/insert_user",
+            Some(json!({"id": 9, "username": "x"})),
+            false
+        )
+        .status,
+        401,
+        "{engine}"
+    );
+    let body = br#"{"id":9,"username":"x"}"#;
+    assert_eq!(
+        send_with(host.address(), Some("nope"), "/insert_user", body).status,
+        403,
+        "{engine}"
+    );
+    assert_eq!(
+        host.write("/insert_user", json!({"id": 1, "username": "again"}))
             .status,
-            401
-        );
-        let body = r#"{"id":9,"username":"x"}"#;
-        let wrong = format!(
-            "POST /insert_user HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\
-             Authorization: Bearer nope\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        assert_eq!(
-            send_raw(host.port, wrong.as_bytes())
-                .expect("a reply")
-                .status,
-            403
-        );
-        assert_eq!(
-            host.write("/insert_user", json!({"id": 1, "username": "again"}))
-                .status,
-            409
-        );
-        assert_eq!(
-            host.write(
-                "/insert_users",
-                json!([{"id": 5, "username": "e"}, {"id": 1, "username": "f"}])
-            )
-            .status,
-            409
-        );
-        assert_eq!(host.get("/get_user?id=42").status, 404);
-        assert_eq!(host.get("/nowhere").status, 404);
-        assert_eq!(host.get("/insert_user").status, 405);
-        let malformed = format!(
-            "POST /insert_user HTTP/1.1\r\nHost: h\r\nConnection: close\r\nAuthorization: Bearer {TOKEN}\r\n\
-             Content-Length: 5\r\n\r\n{{\"id\""
-        );
-        assert_eq!(
-            send_raw(host.port, malformed.as_bytes())
-                .expect("a reply")
-                .status,
-            400
-        );
-        assert_eq!(host.get("/count_users").body, json!({"Ok": 2}));
-        let stats = host.get("/stats");
-        assert_eq!(stats.body["Ok"]["users"], 2);
-        // The data remembers its engine: a host of the other engine refuses it by name.
+        409,
+        "{engine}"
+    );
+    assert_eq!(
+        host.write(
+            "/insert_users",
+            json!([{"id": 5, "username": "e"}, {"id": 1, "username": "f"}])
+        )
+        .status,
+        409,
+        "{engine}"
+    );
+    assert_eq!(host.get("/get_user?id=42").status, 404, "{engine}");
+    assert_eq!(host.get("/nowhere").status, 404, "{engine}");
+    assert_eq!(host.get("/insert_user").status, 405, "{engine}");
+    assert_eq!(
+        send_with(host.address(), Some(TOKEN), "/insert_user", br#"{"id""#).status,
+        400,
+        "{engine}"
+    );
+    assert_eq!(host.get("/count_users").body, json!({"Ok": 2}), "{engine}");
+    let stats = host.get("/stats");
+    assert_eq!(stats.body["Ok"]["users"], 2, "{engine}: {}", stats.body);
+    assert_eq!(host.get("/ping").body, json!({"Ok": "pong"}), "{engine}");
+    if !target.is_own() {
+        // A restarted host finds the data as it was.
         drop(host);
-        let other = if engine == "btree" {
-            "page_tree"
-        } else {
-            "btree"
-        };
-        let host = Host::start(&wasmtime, &wasm, dir.path(), other);
-        let refused = host.get("/count_users");
-        assert_eq!(refused.status, 400, "{}", refused.body);
-        let message = refused.body["message"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        assert!(
-            message.contains("PageTree") && message.contains("StableBTreeMap"),
-            "{message}"
-        );
-        drop(host);
-        let host = Host::start(&wasmtime, &wasm, dir.path(), engine);
+        let host = Edge::start(wasmtime, &target, dir.path());
         assert_eq!(host.get("/count_users").body, json!({"Ok": 2}), "{engine}");
+        return;
+    }
+    // The data remembers its engine: a host of the other engine refuses it by name.
+    drop(host);
+    let other = if engine == "btree" { PAGE_TREE } else { BTREE };
+    let host = Edge::start(wasmtime, &other, dir.path());
+    let refused = host.get("/count_users");
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    let message = refused.body["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        message.contains("PageTree") && message.contains("StableBTreeMap"),
+        "{message}"
+    );
+    drop(host);
+    let host = Edge::start(wasmtime, &target, dir.path());
+    assert_eq!(host.get("/count_users").body, json!({"Ok": 2}), "{engine}");
+}
+
+#[test]
+fn the_api_over_http_on_both_engines() {
+    let Some(wasmtime) = wasmtime() else {
+        return;
+    };
+    for target in [PAGE_TREE, BTREE] {
+        the_api_over_http(&wasmtime, target);
+    }
+}
+
+#[test]
+fn the_api_over_http_on_the_peers() {
+    let Some(wasmtime) = wasmtime() else {
+        return;
+    };
+    for target in [REDB, SQLITE_FILE, SQLITE_FILE_WAL] {
+        the_api_over_http(&wasmtime, target);
     }
 }
 
 #[test]
 fn concurrent_requests_are_serialized_by_the_lock() {
-    let Some((wasmtime, wasm)) = prerequisites() else {
+    let Some(wasmtime) = wasmtime() else {
         return;
     };
     const CLIENTS: u64 = 4;
     const WRITES: u64 = 25;
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let host = Arc::new(Host::start(&wasmtime, &wasm, dir.path(), "page_tree"));
+    let host = Edge::start(&wasmtime, &PAGE_TREE, dir.path());
+    let address = host.address();
     let clients: Vec<_> = (0..CLIENTS)
         .map(|client| {
-            let host = host.clone();
             std::thread::spawn(move || {
+                let mut writer = Client::new(address, Some(TOKEN));
+                let mut reader = Client::new(address, None);
                 for index in 0..WRITES {
                     let id = client * 1_000 + index;
-                    let reply = host.write(
-                        "/insert_user",
-                        json!({"id": id, "username": format!("u{id}")}),
-                    );
+                    let body = json!({"id": id, "username": format!("u{id}")});
+                    let reply = writer
+                        .post("/insert_user", &body)
+                        .and_then(Reply::of)
+                        .expect("a reply");
                     assert_eq!(reply.status, 200, "{}", reply.body);
                     // Reads between the writes must see whole tables.
-                    let count = host.get("/count_users");
+                    let count = reader
+                        .get("/count_users")
+                        .and_then(Reply::of)
+                        .expect("a reply");
                     assert_eq!(count.status, 200, "{}", count.body);
                 }
             })
@@ -425,14 +430,12 @@ fn concurrent_requests_are_serialized_by_the_lock() {
     assert_eq!(table.len() as u64, CLIENTS * WRITES);
     assert!(table.iter().all(|(id, name)| *name == format!("u{id}")));
     // An oversize body is refused without being read whole.
-    let oversize = "POST /insert_users HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\
+    let oversize = b"POST /insert_users HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\
                     Content-Length: 900000000\r\n\r\n[";
-    assert_eq!(
-        send_raw(host.port, oversize.as_bytes())
-            .expect("a reply")
-            .status,
-        413
-    );
+    let reply = Client::new(address, None)
+        .send_raw(oversize)
+        .expect("a reply");
+    assert_eq!(reply.status, 413);
 }
 
 /// xorshift64*.
@@ -506,15 +509,23 @@ impl Op {
     }
 }
 
-#[test]
-fn killed_hosts_keep_every_acknowledged_write() {
-    let Some((wasmtime, wasm)) = prerequisites() else {
+/// Kills `pid` (SIGKILL): a host of this test, still unreaped, so the pid is its own.
+fn kill_now(pid: u32) {
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status();
+}
+
+/// The kill test on one engine: `EDGE_KILLS` kills (5 by default).
+fn killed_hosts_keep_every_acknowledged_write(target: Target) {
+    let Some(wasmtime) = wasmtime() else {
         return;
     };
+    let engine = target.name;
     let kills: usize = std::env::var("EDGE_KILLS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(10);
+        .unwrap_or(5);
     let seed: u64 = std::env::var("EDGE_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -525,81 +536,100 @@ fn killed_hosts_keep_every_acknowledged_write() {
                 .unwrap_or(1)
                 | 1
         });
-    eprintln!("kill test: EDGE_SEED={seed} EDGE_KILLS={kills}");
+    eprintln!("kill test on {engine}: EDGE_SEED={seed} EDGE_KILLS={kills}");
     let mut rng = Rng(seed);
-    for (round, engine) in ["page_tree", "btree"].into_iter().enumerate() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let mut model = BTreeMap::new();
-        let mut next_id = 0u64;
-        let mut step = 0u64;
-        let (mut acknowledged, mut in_flight_kept) = (0u64, 0u64);
-        let rounds = kills / 2 + if round == 0 { kills % 2 } else { 0 };
-        for kill in 0..rounds {
-            let host = Host::start(&wasmtime, &wasm, dir.path(), engine);
-            assert_eq!(
-                host.table(),
-                model,
-                "{engine}: after restart {kill} (seed {seed})"
-            );
-            // The killer waits a random moment, then kills the host mid-loop.
-            let delay = Duration::from_millis(20 + rng.below(400));
-            let child = host.child.clone();
-            let killer = std::thread::spawn(move || {
-                std::thread::sleep(delay);
-                if let Ok(mut child) = child.lock() {
-                    let _ = child.kill();
-                    let _ = child.wait();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut model = BTreeMap::new();
+    let mut next_id = 0u64;
+    let mut step = 0u64;
+    let (mut acknowledged, mut in_flight_kept) = (0u64, 0u64);
+    for kill in 0..kills {
+        let host = Edge::start(&wasmtime, &target, dir.path());
+        assert_eq!(
+            host.table(),
+            model,
+            "{engine}: after restart {kill} (seed {seed})"
+        );
+        // The killer waits a random moment, then kills the host mid-loop.
+        let delay = Duration::from_millis(20 + rng.below(400));
+        let pid = host.host.pid();
+        let killer = std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            kill_now(pid);
+        });
+        let mut in_flight = None;
+        // Bounded: the host is killed long before.
+        for _ in 0..100_000 {
+            step += 1;
+            let write = Op::draw(&mut rng, &model, &mut next_id, step);
+            let (path, body) = write.request();
+            match host.try_send("POST", path, Some(&body), true) {
+                Ok(reply) if reply.status == 200 => {
+                    write.apply(&mut model);
+                    acknowledged += 1;
                 }
-            });
-            let mut in_flight = None;
-            // Bounded: the host is killed long before.
-            for _ in 0..100_000 {
-                step += 1;
-                let write = Op::draw(&mut rng, &model, &mut next_id, step);
-                let (path, body) = write.request();
-                match host.try_send("POST", path, Some(&body), true) {
-                    Ok(reply) if reply.status == 200 => {
-                        write.apply(&mut model);
-                        acknowledged += 1;
-                    }
-                    Ok(reply) => panic!(
-                        "{engine}: {write:?} answered {} {}",
-                        reply.status, reply.body
-                    ),
-                    Err(_) => {
-                        in_flight = Some(write);
-                        break;
-                    }
+                Ok(reply) => panic!(
+                    "{engine}: {write:?} answered {} {}",
+                    reply.status, reply.body
+                ),
+                Err(_) => {
+                    in_flight = Some(write);
+                    break;
                 }
             }
-            killer.join().expect("the killer");
-            drop(host);
-            let host = Host::start(&wasmtime, &wasm, dir.path(), engine);
-            let table = host.table();
-            let mut with_in_flight = model.clone();
-            if let Some(write) = &in_flight {
-                write.apply(&mut with_in_flight);
-            }
-            assert!(
-                table == model || table == with_in_flight,
-                "{engine}: after kill {kill} the table is neither the acknowledged writes nor \
-                 those and the write in flight {in_flight:?} (seed {seed}); {} rows, model {}",
-                table.len(),
-                model.len()
-            );
-            if table != model {
-                in_flight_kept += 1;
-            }
-            model = table;
         }
-        eprintln!(
-            "{engine}: {rounds} kills, {acknowledged} acknowledged writes, the write in flight \
-             kept {in_flight_kept} times, {} rows at the end",
+        killer.join().expect("the killer");
+        drop(host);
+        let host = Edge::start(&wasmtime, &target, dir.path());
+        let table = host.table();
+        let mut with_in_flight = model.clone();
+        if let Some(write) = &in_flight {
+            write.apply(&mut with_in_flight);
+        }
+        assert!(
+            table == model || table == with_in_flight,
+            "{engine}: after kill {kill} the table is neither the acknowledged writes nor \
+             those and the write in flight {in_flight:?} (seed {seed}); {} rows, model {}",
+            table.len(),
             model.len()
         );
-        assert!(
-            rounds == 0 || acknowledged > 0,
-            "{engine}: no write was acknowledged"
-        );
+        if table != model {
+            in_flight_kept += 1;
+        }
+        model = table;
     }
+    eprintln!(
+        "{engine}: {kills} kills, {acknowledged} acknowledged writes, the write in flight \
+         kept {in_flight_kept} times, {} rows at the end",
+        model.len()
+    );
+    assert!(
+        kills == 0 || acknowledged > 0,
+        "{engine}: no write was acknowledged"
+    );
+}
+
+#[test]
+fn killed_hosts_keep_every_acknowledged_write_on_page_tree() {
+    killed_hosts_keep_every_acknowledged_write(PAGE_TREE);
+}
+
+#[test]
+fn killed_hosts_keep_every_acknowledged_write_on_btree() {
+    killed_hosts_keep_every_acknowledged_write(BTREE);
+}
+
+#[test]
+fn killed_hosts_keep_every_acknowledged_write_on_redb() {
+    killed_hosts_keep_every_acknowledged_write(REDB);
+}
+
+#[test]
+fn killed_hosts_keep_every_acknowledged_write_on_sqlite_file() {
+    killed_hosts_keep_every_acknowledged_write(SQLITE_FILE);
+}
+
+#[test]
+fn killed_hosts_keep_every_acknowledged_write_on_sqlite_file_in_wal() {
+    killed_hosts_keep_every_acknowledged_write(SQLITE_FILE_WAL);
 }
