@@ -85,7 +85,8 @@ pub struct IoCounters {
 pub struct CommitReport {
     /// The 4 KiB blocks written (to the journal, then to the file).
     pub blocks: u64,
-    /// The syncs it made: 0 for a commit with nothing to write, 2 otherwise.
+    /// The syncs it made: 0 for a commit with nothing to write, 2 otherwise (3 for the first
+    /// commit of a memory opened by [`FileMemory::open`]: its directory too).
     pub syncs: u64,
 }
 
@@ -108,6 +109,9 @@ struct State {
     /// Committed bytes read in this open, by [`READ_UNIT_BYTES`] unit: a request reads each
     /// unit of the file once (a host call per read is most of a small request's time).
     clean: HashMap<u64, Box<[u8]>>,
+    /// A file whose directory must be synced before the first commit is relied on (its name
+    /// and its journal's may not be durable yet).
+    unsynced_directory: Option<PathBuf>,
     io: IoCounters,
 }
 
@@ -116,16 +120,21 @@ impl FileMemory {
     /// A complete journal left by an interrupted commit is applied first, a torn one
     /// discarded. The caller must hold exclusive access (the module's docs).
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let created = !path.exists();
         let data = open_file(path)?;
         let journal = open_file(&journal_path(path))?;
-        if created {
-            sync_parent_directory(path)?;
-        }
-        Self::with_files(
+        let memory = Self::with_files(
             Box::new(StdFile::new(data)),
             Box::new(StdFile::new(journal)),
-        )
+        )?;
+        // A memory with nothing committed may have just created its files: their names are
+        // made durable at its first commit.
+        {
+            let mut state = memory.state.borrow_mut();
+            if state.committed_bytes == 0 {
+                state.unsynced_directory = Some(path.to_path_buf());
+            }
+        }
+        Ok(memory)
     }
 
     /// Opens the memory on `data` with its journal in `journal` (any [`DiskFile`]: a real file
@@ -147,6 +156,7 @@ impl FileMemory {
             max_pages: DEFAULT_MAX_PAGES,
             dirty: BTreeMap::new(),
             clean: HashMap::new(),
+            unsynced_directory: None,
             io: IoCounters::default(),
         };
         state.recover()?;
@@ -263,6 +273,7 @@ impl State {
         }
         let blocks = std::mem::take(&mut self.dirty);
         let size_bytes = self.size_bytes;
+        let syncs_before = self.io.syncs;
         if let Err(error) = self.write_through_journal(size_bytes, &blocks) {
             // What the file holds is decided at the next open (the journal was synced or it
             // was not); this request's writes are gone either way.
@@ -274,7 +285,7 @@ impl State {
         self.clean.clear();
         Ok(CommitReport {
             blocks: blocks.len() as u64,
-            syncs: 2,
+            syncs: self.io.syncs - syncs_before,
         })
     }
 
@@ -297,6 +308,11 @@ impl State {
             .sync()
             .map_err(io_error("syncing the journal"))?;
         self.io.syncs += 1;
+        if let Some(path) = self.unsynced_directory.take() {
+            // The journal is found after a power cut only if its name survives it.
+            sync_parent_directory(&path)?;
+            self.io.syncs += 1;
+        }
         self.apply(size_bytes, blocks.iter().map(|(no, d)| (*no, &**d)))?;
         self.journal
             .set_len(0)
