@@ -8,9 +8,11 @@
 //! - [`args`]: the service's argument decoding against `candid`'s;
 //! - [`memory_file`]: the stable-memory SQLite engine's file (the VFS's storage) against a
 //!   byte vector, reopened from its memory now and then;
-//! - [`engines`]: every native engine against the model, the page cache under eviction.
+//! - [`engines`]: every native engine against the model, the page cache under eviction;
+//! - [`edge_request`]: the edge layer's HTTP request decoding and dispatch.
 
 pub mod args;
+pub mod edge_request;
 pub mod engines;
 pub mod input;
 pub mod memory_file;
@@ -22,8 +24,9 @@ pub use mutate::{run, Outcome};
 pub type Target = fn(&[u8]);
 
 /// The targets by name.
-pub const TARGETS: [(&str, Target); 3] = [
+pub const TARGETS: [(&str, Target); 4] = [
     ("args", args::check),
+    ("edge_request", edge_request::check),
     ("memory_file", memory_file::check),
     ("engines", engines::check),
 ];
