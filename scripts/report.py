@@ -415,12 +415,15 @@ README_START = "<!-- figures: written by scripts/bench.sh from per_call_results.
 README_END = "<!-- /figures -->"
 
 
-def write_readme_figures(per_call, readme_in, readme_out):
-    """Puts the README's table of figures between its markers."""
+def write_readme_figures(per_call, readme_in, readme_out, edge_results=None):
+    """Puts the README's tables of figures between their markers."""
     text = Path(readme_in).read_text()
     start, end = text.index(README_START) + len(README_START), text.index(README_END)
     figures = "\n".join(report_calls.readme_table(per_call))
-    Path(readme_out).write_text(text[:start] + "\n" + figures + "\n" + text[end:])
+    text = text[:start] + "\n" + figures + "\n" + text[end:]
+    if edge_results is not None:
+        text = report_edge.write_readme(edge_results, text)
+    Path(readme_out).write_text(text)
 
 
 def main():
@@ -444,7 +447,8 @@ def main():
         lines += report_calls.where_section(per_call, flamegraphs)
         lines += report_calls.every_configuration(per_call)
     # The edge benchmark's file sits beside the per-call results (absent: no edge part).
-    lines += report_edge.section(Path(per_call_path).parent / "edge_results.yml")
+    edge_results = Path(per_call_path).parent / "edge_results.yml"
+    lines += report_edge.section(edge_results)
     lines += [
         "## The engines alone: the canbench suite",
         "",
@@ -481,7 +485,7 @@ def main():
     Path(out_md).write_text("\n".join(lines))
     if per_call and readme:
         # README.md and where to write it (the same file, or a copy to compare).
-        write_readme_figures(per_call, readme[0], readme[-1])
+        write_readme_figures(per_call, readme[0], readme[-1], edge_results)
     if per_call:
         print("\n".join(report_calls.summary(per_call)))
         print()

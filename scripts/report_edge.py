@@ -190,3 +190,41 @@ def section(path):
     ] + [f"| {e['label']} | {fmt(e['fill_seconds'], 1)} | {fmt(e['bytes_on_disk_per_row'], 1)} |"
          for e in results["engines"]] + [""]
     return lines
+
+
+README_START = "<!-- edge figures: written by scripts/bench.sh from edge_results.yml -->"
+README_END = "<!-- /edge figures -->"
+README_ROWS = ["insert_one", "get", "update", "delete", "list_100", "batch_between_1000",
+               "batch_appended_1000"]
+
+
+def readme_table(path):
+    """The README's edge table: p50 latency with a fresh instance per request, and the syncs
+    of a one-row insert; empty when there are no edge results."""
+    results = load(path)
+    if results is None:
+        return []
+    cold = by_mode(results, "cold")
+    names = labels(results)
+    engines = [e["engine"] for e in results["engines"] if e["engine"] in cold]
+    lines = ["| p50 µs, " + f"{results['rows']:,} rows | "
+             + " | ".join(names[e] for e in engines) + " |",
+             "|---" * (len(engines) + 1) + "|"]
+    for workload in README_ROWS:
+        if all(workload in cold[e] for e in engines):
+            lines.append(f"| {TITLES[workload]} | "
+                         + " | ".join(fmt(figure(cold[e][workload], "p50_us")) for e in engines)
+                         + " |")
+    lines.append("| syncs per one-row insert | "
+                 + " | ".join(f"{cold[e]['insert_one']['syncs_per_request']:g}" for e in engines)
+                 + " |")
+    return lines
+
+
+def write_readme(path, text):
+    """`text` with its edge table replaced (unchanged when it has no edge markers)."""
+    if README_START not in text:
+        return text
+    start = text.index(README_START) + len(README_START)
+    end = text.index(README_END)
+    return text[:start] + "\n" + "\n".join(readme_table(path)) + "\n" + text[end:]

@@ -9,6 +9,7 @@ import yaml
 
 import report
 import report_calls
+import report_edge
 import report_node_cache
 
 RESULTS = """benches:
@@ -205,3 +206,58 @@ class ReadmeTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def _over(median):
+    return {"median": median, "min": median - 1, "max": median + 1}
+
+
+def _workload(name, p50, rps, syncs):
+    return {"workload": name, "p50_us": _over(p50), "p99_us": _over(p50 * 2),
+            "mean_us": _over(p50), "rps_1_client": _over(rps), "rps_n_clients": _over(rps * 2),
+            "syncs_per_request": syncs, "bytes_read_per_request": 100.0,
+            "bytes_written_per_request": 200.0}
+
+
+def _edge_results():
+    def engine(key, label, peer, p50):
+        workloads = [_workload(w, p50, 1000.0 / p50, 2.0 if w != "get" else 0.0)
+                     for w in report_edge.ONE_ROW + ["batch_between_1000", "batch_appended_1000"]]
+        return {"engine": key, "label": label, "peer": peer, "fill_seconds": 1.0,
+                "bytes_on_disk_per_row": 150.0,
+                "modes": [{"mode": "cold", "workloads": workloads},
+                          {"mode": "warm", "workloads": workloads}]}
+    return {"machine": {"cpu": "test cpu", "cpus": 2, "kernel": "6", "wasmtime": "wasmtime 48"},
+            "rows": 1000, "requests": 10, "batch_requests": 1, "runs": 3, "clients": 8,
+            "floor": {"empty_request_us": _over(100), "bare_sync_us": _over(50)},
+            "engines": [engine("page_tree", "Page tree", False, 500.0),
+                        engine("redb", "redb 4.6", True, 1000.0),
+                        engine("sqlite_wal", "SQLite WAL", True, 250.0)]}
+
+
+class EdgeTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = Path(self.dir.name) / "edge_results.yml"
+        self.path.write_text(yaml.safe_dump(_edge_results()))
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_section_shows_spread_counters_and_ratios_to_the_peers(self):
+        text = "\n".join(report_edge.section(self.path))
+        self.assertIn("| get one user | 500 (499–501) | 1,000 (999–1,001) | 250 (249–251) |", text)
+        self.assertIn("| insert one user (between ids) | 2 / 100 / 200 |", text)
+        # Ours is twice as fast as redb and half as fast as SQLite WAL.
+        self.assertIn("| get one user | Page tree 500 µs | 0.50× | 2.00× |", text)
+
+    def test_readme_table_is_written_between_its_markers_only(self):
+        text = f"before\n{report_edge.README_START}\nold\n{report_edge.README_END}\nafter\n"
+        written = report_edge.write_readme(self.path, text)
+        self.assertNotIn("old", written)
+        self.assertIn("| get one user | 500 | 1,000 | 250 |", written)
+        self.assertIn("| syncs per one-row insert | 2 | 2 | 2 |", written)
+        self.assertTrue(written.startswith("before") and written.endswith("after\n"))
+
+    def test_no_results_no_section(self):
+        self.assertEqual(report_edge.section(Path(self.dir.name) / "absent.yml"), [])
