@@ -11,6 +11,9 @@ source "$(dirname "$0")/setup.sh"
 ensure_build_tools
 ensure_python_yaml
 ensure_edge_host
+# The second edge host of tests/edge_jco.rs: jco serve, under target/jco.
+source "$(dirname "$0")/jco.sh"
+ensure_jco
 cd "$ROOT"
 
 log "cargo fmt --check"
