@@ -1,14 +1,18 @@
 //! The real edge host: `wasmtime serve` running the component with a data directory
 //! preopened as `/data`, started on a free loopback port and killed when dropped.
 
-use std::io;
+use std::io::{self, BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How long a host may take to compile the component and listen.
 const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Starts tried before giving up on finding a free port.
+const START_ATTEMPTS: usize = 5;
 
 /// What a host runs and with what.
 #[derive(Clone, Debug)]
@@ -60,7 +64,20 @@ impl Host {
     /// epoch (`USERSTORE_HOST_EPOCH`): the component treats lock files of another epoch as
     /// left by a killed host.
     pub fn start(config: &HostConfig) -> io::Result<Host> {
-        let port = free_port()?;
+        // A free port can be taken by another host between the probe and the bind (tests run
+        // in parallel): such a host exits, and the start is tried again on another port.
+        let mut last_error = None;
+        for _ in 0..START_ATTEMPTS {
+            match Self::start_on(config, free_port()?) {
+                Ok(host) => return Ok(host),
+                Err(error) if error.kind() == io::ErrorKind::AddrInUse => last_error = Some(error),
+                Err(error) => return Err(error),
+            }
+        }
+        Err(last_error.unwrap_or_else(|| io::Error::other("no free port")))
+    }
+
+    fn start_on(config: &HostConfig, port: u16) -> io::Result<Host> {
         let address = SocketAddr::from(([127, 0, 0, 1], port));
         let epoch = format!(
             "{}-{}",
@@ -88,19 +105,20 @@ impl Host {
             .arg(&config.component)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit());
-        let child = command.spawn().map_err(|error| {
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().map_err(|error| {
             io::Error::new(
                 error.kind(),
                 format!("starting {}: {error}", config.wasmtime.display()),
             )
         })?;
+        let listening = forward_stderr(&mut child);
         let mut host = Host {
             child,
             address,
             epoch,
         };
-        host.wait_until_listening()?;
+        host.wait_until_listening(&listening)?;
         Ok(host)
     }
 
@@ -125,13 +143,20 @@ impl Host {
         self.child.wait().map(|_| ())
     }
 
-    fn wait_until_listening(&mut self) -> io::Result<()> {
+    /// Waits for the host's own "Serving HTTP" line (a connection alone could reach another
+    /// host on the same port), then for a connection.
+    fn wait_until_listening(&mut self, listening: &Receiver<()>) -> io::Result<()> {
         let started = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait()? {
-                return Err(io::Error::other(format!("wasmtime serve exited: {status}")));
+                return Err(io::Error::new(
+                    io::ErrorKind::AddrInUse,
+                    format!("wasmtime serve exited before listening: {status}"),
+                ));
             }
-            if TcpStream::connect_timeout(&self.address, Duration::from_millis(200)).is_ok() {
+            if listening.try_recv().is_ok()
+                && TcpStream::connect_timeout(&self.address, Duration::from_millis(200)).is_ok()
+            {
                 return Ok(());
             }
             if started.elapsed() > START_TIMEOUT {
@@ -143,6 +168,24 @@ impl Host {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// Copies the host's standard error to ours, line by line, and signals its "Serving HTTP"
+/// line, which it prints once its own socket is bound.
+fn forward_stderr(child: &mut Child) -> Receiver<()> {
+    let (sender, receiver) = mpsc::channel();
+    if let Some(stderr) = child.stderr.take() {
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.starts_with("Serving HTTP on") {
+                    let _ = sender.send(());
+                } else {
+                    eprintln!("{line}");
+                }
+            }
+        });
+    }
+    receiver
 }
 
 impl Drop for Host {
