@@ -108,10 +108,30 @@ impl Lock {
 impl Drop for Lock {
     fn drop(&mut self) {
         // Only our own lock: a breaker may have taken it (see the module's documentation).
-        if fs::read_to_string(&self.path).is_ok_and(|contents| contents == self.contents) {
+        if holds_exactly(&self.path, self.contents.as_bytes()) {
             let _ = fs::remove_file(&self.path);
         }
     }
+}
+
+/// Whether the file at `path` holds exactly `expected`: read into a buffer one byte longer,
+/// with no size query (each host call is a round trip through the host's file system).
+fn holds_exactly(path: &Path, expected: &[u8]) -> bool {
+    use std::io::Read;
+    let Ok(mut file) = fs::File::open(path) else {
+        return false;
+    };
+    let mut buffer = vec![0; expected.len() + 1];
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match file.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(read) => filled += read,
+            Err(error) if error.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    buffer[..filled] == *expected
 }
 
 /// What a lock file says about its holder.

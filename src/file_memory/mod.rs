@@ -297,12 +297,11 @@ impl State {
         blocks: &BTreeMap<u64, Box<[u8; BLOCK_BYTES]>>,
     ) -> Result<(), StoreError> {
         let encoded = journal::encode(size_bytes, blocks.iter().map(|(no, d)| (*no, &**d)));
+        // Written over the emptied journal; an older, longer journal whose emptying was lost
+        // leaves bytes past its end, which the journal's own length excludes.
         self.journal
             .write_at(0, &encoded)
             .map_err(io_error("writing the journal"))?;
-        self.journal
-            .set_len(encoded.len() as u64)
-            .map_err(io_error("sizing the journal"))?;
         self.count_write(encoded.len());
         self.journal
             .sync()
@@ -330,18 +329,36 @@ impl State {
                 .set_len(size_bytes)
                 .map_err(io_error("sizing the file"))?;
         }
+        // Consecutive blocks go in one write.
+        let mut run: Vec<u8> = Vec::new();
+        let mut run_start = 0;
         for (block, data) in blocks {
             let offset = block * BLOCK_BYTES as u64;
             if offset >= size_bytes {
                 continue;
             }
-            self.data
-                .write_at(offset, data)
-                .map_err(io_error("writing the file"))?;
-            self.count_write(BLOCK_BYTES);
+            if !run.is_empty() && run_start + run.len() as u64 != offset {
+                self.write_run(run_start, &run)?;
+                run.clear();
+            }
+            if run.is_empty() {
+                run_start = offset;
+            }
+            run.extend_from_slice(data);
+        }
+        if !run.is_empty() {
+            self.write_run(run_start, &run)?;
         }
         self.data.sync().map_err(io_error("syncing the file"))?;
         self.io.syncs += 1;
+        Ok(())
+    }
+
+    fn write_run(&mut self, offset: u64, bytes: &[u8]) -> Result<(), StoreError> {
+        self.data
+            .write_at(offset, bytes)
+            .map_err(io_error("writing the file"))?;
+        self.count_write(bytes.len());
         Ok(())
     }
 
