@@ -178,6 +178,33 @@ impl Edge {
     fn table(&self) -> BTreeMap<u64, String> {
         table_of(|path| self.get(path))
     }
+
+    /// The whole table, or why it could not be read (a request unanswered, or not 200).
+    fn try_table(&self) -> Result<BTreeMap<u64, String>, String> {
+        let mut table = BTreeMap::new();
+        let mut after = None;
+        loop {
+            let path = match after {
+                Some(id) => format!("/list_users?after={id}&limit=1000"),
+                None => "/list_users?limit=1000".to_owned(),
+            };
+            let reply = self
+                .try_send("GET", &path, None, false)
+                .map_err(|error| format!("GET {path}: {error}"))?;
+            if reply.status != 200 {
+                return Err(format!("GET {path}: {} {}", reply.status, reply.body));
+            }
+            let users = reply.body["Ok"].as_array().cloned().unwrap_or_default();
+            for user in &users {
+                let id = user["id"].as_u64().ok_or("a user without an id")?;
+                table.insert(id, user["username"].as_str().unwrap_or_default().to_owned());
+                after = Some(id);
+            }
+            if users.len() < 1000 {
+                return Ok(table);
+            }
+        }
+    }
 }
 
 /// The whole table, page by page, read with `get`.
@@ -540,33 +567,45 @@ fn kill_now(pid: u32) {
         .status();
 }
 
+/// What a kill test holds an engine to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Claim {
+    /// Every acknowledged write survives, the one in flight whole or absent: a divergence
+    /// fails the test.
+    Survives,
+    /// A mode that does not claim to survive a kill: its divergences (a table that differs, or
+    /// a file that no longer answers) are counted and reported, and the test starts again on
+    /// a new file after each.
+    Reports,
+}
+
 /// The kill test on one engine: `EDGE_KILLS` kills (5 by default).
 fn killed_hosts_keep_every_acknowledged_write(target: Target) {
+    kill_test(target, Claim::Survives);
+}
+
+/// `EDGE_KILLS` kills of `target`'s host at random moments of a write load, each followed by
+/// a restart and a comparison of the table with the acknowledged writes.
+fn kill_test(target: Target, claim: Claim) {
     let Some(wasmtime) = wasmtime() else {
         return;
     };
     let engine = target.name;
-    let kills: usize = std::env::var("EDGE_KILLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
-    let seed: u64 = std::env::var("EDGE_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| {
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map(|t| t.as_nanos() as u64)
-                .unwrap_or(1)
-                | 1
-        });
+    let kills = env_number("EDGE_KILLS").unwrap_or(5);
+    let seed = env_number("EDGE_SEED").unwrap_or_else(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|t| t.as_nanos() as u64)
+            .unwrap_or(1)
+            | 1
+    });
     eprintln!("kill test on {engine}: EDGE_SEED={seed} EDGE_KILLS={kills}");
     let mut rng = Rng(seed);
-    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut dir = tempfile::tempdir().expect("a temporary directory");
     let mut model = BTreeMap::new();
     let mut next_id = 0u64;
     let mut step = 0u64;
-    let (mut acknowledged, mut in_flight_kept) = (0u64, 0u64);
+    let (mut acknowledged, mut in_flight_kept, mut divergences) = (0u64, 0u64, 0u64);
     for kill in 0..kills {
         let host = Edge::start(&wasmtime, &target, dir.path());
         assert_eq!(
@@ -605,13 +644,31 @@ fn killed_hosts_keep_every_acknowledged_write(target: Target) {
         killer.join().expect("the killer");
         drop(host);
         let host = Edge::start(&wasmtime, &target, dir.path());
-        let table = host.table();
         let mut with_in_flight = model.clone();
         if let Some(write) = &in_flight {
             write.apply(&mut with_in_flight);
         }
+        let table = host.try_table();
+        let consistent = table
+            .as_ref()
+            .is_ok_and(|table| *table == model || *table == with_in_flight);
+        if claim == Claim::Reports && !consistent {
+            divergences += 1;
+            eprintln!(
+                "{engine}: after kill {kill} the file diverged: {}",
+                match &table {
+                    Ok(table) => format!("{} rows, acknowledged {}", table.len(), model.len()),
+                    Err(error) => error.clone(),
+                }
+            );
+            drop(host);
+            dir = tempfile::tempdir().expect("a temporary directory");
+            model = BTreeMap::new();
+            continue;
+        }
+        let table = table.unwrap_or_else(|error| panic!("{engine}: after kill {kill}: {error}"));
         assert!(
-            table == model || table == with_in_flight,
+            consistent,
             "{engine}: after kill {kill} the table is neither the acknowledged writes nor \
              those and the write in flight {in_flight:?} (seed {seed}); {} rows, model {}",
             table.len(),
@@ -624,7 +681,7 @@ fn killed_hosts_keep_every_acknowledged_write(target: Target) {
     }
     eprintln!(
         "{engine}: {kills} kills, {acknowledged} acknowledged writes, the write in flight \
-         kept {in_flight_kept} times, {} rows at the end",
+         kept {in_flight_kept} times, {divergences} divergences, {} rows at the end",
         model.len()
     );
     assert!(
@@ -656,4 +713,26 @@ fn killed_hosts_keep_every_acknowledged_write_on_sqlite_file() {
 #[test]
 fn killed_hosts_keep_every_acknowledged_write_on_sqlite_file_in_wal() {
     killed_hosts_keep_every_acknowledged_write(SQLITE_FILE_WAL);
+}
+
+const SQLITE_FILE_JOURNAL_OFF: Target = Target {
+    name: "sqlite-file (journal OFF)",
+    component: "userstore-sqlite-file",
+    build: "scripts/build_edge_peers.sh",
+    env: &[("USERSTORE_SQLITE_JOURNAL_MODE", "off")],
+};
+const SQLITE_FILE_JOURNAL_MEMORY: Target = Target {
+    name: "sqlite-file (journal MEMORY)",
+    component: "userstore-sqlite-file",
+    build: "scripts/build_edge_peers.sh",
+    env: &[("USERSTORE_SQLITE_JOURNAL_MODE", "memory")],
+};
+
+/// The modes that do not claim to survive a kill run too, and what they lose is reported
+/// (docs/reliability.md): a report, not a check, so CI leaves it to the long run.
+#[test]
+#[ignore = "reports what SQLite's journal OFF and MEMORY lose to kills; run with --ignored"]
+fn kills_of_the_journal_modes_that_do_not_survive_them_are_reported() {
+    kill_test(SQLITE_FILE_JOURNAL_OFF, Claim::Reports);
+    kill_test(SQLITE_FILE_JOURNAL_MEMORY, Claim::Reports);
 }
