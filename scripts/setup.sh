@@ -12,9 +12,10 @@ CANBENCH_VERSION="0.7.0"
 PYYAML_VERSION="6.0.3"
 # The edge host: wasmtime-cli at the version of the runner's wasmtime crate (Cargo.lock).
 WASMTIME_VERSION="48.0.8"
-# Only what `wasmtime serve` needs (a third of the default build's time); the binary serves
-# components exactly as the default build does.
-WASMTIME_FEATURES="serve,run,cranelift,parallel-compilation,pooling-allocator"
+# Only what `wasmtime serve` needs, and its compilation cache (a host restarted by the kill
+# tests loads the compiled component instead of compiling it again); it serves components
+# exactly as the default build does.
+WASMTIME_FEATURES="serve,run,component-model-async,cranelift,parallel-compilation,pooling-allocator,cache"
 
 log() { printf '\n== %s\n' "$*" >&2; }
 
