@@ -221,12 +221,8 @@ fn send_checked(
     request: &Request,
     expected: u16,
 ) -> Result<edge_bench::client::Response, String> {
-    let body = request
-        .body
-        .as_ref()
-        .map(|body| serde_json::to_vec(body).unwrap_or_default());
     let response = client
-        .send(request.method, &request.path, &[], body.as_deref())
+        .send(request.method, &request.path, &[], request.body.as_deref())
         .map_err(|error| format!("{} {}: {error}", request.method, request.path))?;
     if response.status != expected {
         return Err(format!(

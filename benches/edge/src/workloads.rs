@@ -92,8 +92,9 @@ pub struct Request {
     pub method: &'static str,
     /// Path and query.
     pub path: String,
-    /// The JSON body of a `POST`.
-    pub body: Option<Value>,
+    /// The JSON text of a `POST`'s body, encoded when the request is drawn, so that a
+    /// measured request times the request, not its encoding.
+    pub body: Option<Vec<u8>>,
 }
 
 impl Request {
@@ -109,7 +110,7 @@ impl Request {
         Self {
             method: "POST",
             path: path.to_string(),
-            body: Some(body),
+            body: Some(body.to_string().into_bytes()),
         }
     }
 }
