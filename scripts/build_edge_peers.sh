@@ -11,11 +11,8 @@ source "$(dirname "$0")/setup.sh"
 source "$(dirname "$0")/setup_wasi_c.sh"
 ensure_wasi_c
 
-channel=$(sed -n 's/^channel *= *"\(.*\)"/\1/p' "$ROOT/rust-toolchain.toml")
-if ! rustup target list --installed --toolchain "$channel" | grep -qx wasm32-wasip2; then
-  log "adding the wasm32-wasip2 target"
-  rustup target add --toolchain "$channel" wasm32-wasip2
-fi
+# The pinned toolchain with its targets, wasm32-wasip2 among them.
+ensure_toolchain
 
 OUT="$ROOT/target/edge"
 mkdir -p "$OUT"
