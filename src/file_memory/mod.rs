@@ -252,10 +252,10 @@ impl State {
         self.io.bytes_read += length as u64;
         if let journal::Found::Complete(found) = journal::decode(&bytes) {
             // The file's length may be anything between the old and the new one: set it.
-            self.committed_bytes = u64::MAX;
             self.apply(
                 found.size_bytes,
                 found.blocks.iter().map(|(no, d)| (*no, &**d)),
+                Length::Set,
             )?;
             self.committed_bytes = found.size_bytes;
             self.size_bytes = found.size_bytes;
@@ -312,7 +312,11 @@ impl State {
             sync_parent_directory(&path)?;
             self.io.syncs += 1;
         }
-        self.apply(size_bytes, blocks.iter().map(|(no, d)| (*no, &**d)))?;
+        self.apply(
+            size_bytes,
+            blocks.iter().map(|(no, d)| (*no, &**d)),
+            Length::IfGrown,
+        )?;
         self.journal
             .set_len(0)
             .map_err(io_error("emptying the journal"))
@@ -323,8 +327,9 @@ impl State {
         &mut self,
         size_bytes: u64,
         blocks: impl Iterator<Item = (u64, &'a [u8; BLOCK_BYTES])>,
+        length: Length,
     ) -> Result<(), StoreError> {
-        if size_bytes != self.committed_bytes {
+        if length == Length::Set || size_bytes != self.committed_bytes {
             self.data
                 .set_len(size_bytes)
                 .map_err(io_error("sizing the file"))?;
@@ -462,6 +467,15 @@ impl State {
             done += count;
         }
     }
+}
+
+/// Whether [`State::apply`] sets the file's length.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Length {
+    /// Always: recovery, where a power cut may have left any length.
+    Set,
+    /// When the memory grew: a commit, where the file has its committed length.
+    IfGrown,
 }
 
 fn journal_path(path: &Path) -> PathBuf {
