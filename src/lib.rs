@@ -39,6 +39,7 @@ pub mod describe;
 pub mod edge;
 pub mod engine;
 pub mod error;
+#[cfg(feature = "file-memory")]
 pub mod file_memory;
 pub mod layout;
 pub mod limits;
