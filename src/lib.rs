@@ -8,8 +8,8 @@
 //! - [`StableSqliteStore`]: the same table with its pages straight in a stable-memory
 //!   `Memory`, through this crate's SQLite VFS, with no file system in between.
 //!
-//! On an edge host (WASI) the engines that run on a `Memory` run on a
-//! [`file_memory::FileMemory`]: a file with an atomic commit per request.
+//! On an edge host (WASI) the engines that run on a `Memory` run on a `FileMemory`
+//! (module `file_memory`, feature `file-memory`): a file with an atomic commit per request.
 //!
 //! Every engine validates each request against the published [`limits`] before it writes,
 //! returns errors as [`StoreError`] values, and makes batches all or nothing. Each engine
