@@ -45,13 +45,8 @@ impl UserStore for Model {
     }
 
     fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError> {
-        limits::check_page_size(limit)?;
-        let start = match after {
-            None => 0,
-            Some(id) => match id.checked_add(1) {
-                Some(next) => next,
-                None => return Ok(Vec::new()),
-            },
+        let Some(start) = crate::page_start(after, limit)? else {
+            return Ok(Vec::new());
         };
         Ok(self
             .rows

@@ -8,8 +8,10 @@
 pub mod conformance;
 pub mod io;
 pub mod kind;
+pub mod page;
 #[cfg(feature = "edge")]
 pub mod session;
 
 pub use io::{IoCounters, IoCounts};
 pub use kind::{check_file, FileKind};
+pub use page::page_start;

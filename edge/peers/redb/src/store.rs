@@ -257,13 +257,8 @@ impl UserStore for RedbStore {
     }
 
     fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError> {
-        limits::check_page_size(limit)?;
-        let start = match after {
-            None => 0,
-            Some(id) => match id.checked_add(1) {
-                Some(next) => next,
-                None => return Ok(Vec::new()),
-            },
+        let Some(start) = userstore_peer_common::page_start(after, limit)? else {
+            return Ok(Vec::new());
         };
         self.read_users(|table| {
             let range = table

@@ -301,11 +301,8 @@ impl UserStore for SqliteFileStore {
     }
 
     fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError> {
-        limits::check_page_size(limit)?;
-        let start = match after.map(|id| id.checked_add(1).and_then(rowid)) {
-            None => 0,
-            Some(Some(next)) => next,
-            Some(None) => return Ok(Vec::new()),
+        let Some(start) = userstore_peer_common::page_start(after, limit)?.and_then(rowid) else {
+            return Ok(Vec::new());
         };
         let mut select = self
             .connection
