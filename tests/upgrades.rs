@@ -147,6 +147,64 @@ fn an_earlier_canister_once_upgraded_records_its_engine_and_refuses_the_others_a
     assert_eq!(store.count_users(), 0);
 }
 
+/// The page tree of the release before (commit 4472cda, layout 1: a one-level index read
+/// whole at every open; `tests/fixtures/earlier/page-tree.wasm.gz`) upgraded to this one
+/// (layout 2, converted at that upgrade): every row kept and readable, writes go on, and the
+/// canister upgrades again.
+#[test]
+fn the_page_tree_of_layout_one_upgrades_and_keeps_every_row() {
+    let ic = new_ic();
+    // 8,000 rows of long names: about 14 leaves, in a random order.
+    let rows: Vec<User> = (0..8_000u64)
+        .map(|i| i * 7_919 % 8_000)
+        .map(|id| User::new(id * 2, format!("{id:0>120}")))
+        .collect();
+    let id = ic.create_canister(vec![controller(), owner()]);
+    ic.install_canister(
+        id,
+        earlier_wasm("page-tree"),
+        encode((None::<()>,)),
+        owner(),
+    )
+    .expect("installs");
+    for batch in rows.chunks(4_000) {
+        let (inserted,): (Result<u64, StoreError>,) = candid::decode_args(
+            &ic.update_call(id, owner(), "insert_users", encode((batch.to_vec(),)))
+                .expect("insert_users replies"),
+        )
+        .expect("decodes");
+        assert_eq!(inserted, Ok(4_000));
+    }
+    upgrade(&ic, id, canister_wasm("page-tree")).expect("upgrades");
+    assert_eq!(count(&ic, id), 8_000);
+    let mut expected = rows.clone();
+    expected.sort_by_key(|user| user.id);
+    let reply = ic
+        .query_call(
+            id,
+            Principal::anonymous(),
+            "list_users",
+            encode((None::<u64>, 10_000u32)),
+        )
+        .expect("list_users replies");
+    let (table,): (Result<Vec<User>, StoreError>,) = candid::decode_args(&reply).expect("decodes");
+    let table = table.expect("a page");
+    assert_eq!(table, expected, "every row, in id order");
+    let (more,): (Result<u64, StoreError>,) = candid::decode_args(
+        &ic.update_call(
+            id,
+            owner(),
+            "insert_users",
+            encode((users([1, 3, 20_001]),)),
+        )
+        .expect("replies"),
+    )
+    .expect("decodes");
+    assert_eq!(more, Ok(3));
+    upgrade(&ic, id, canister_wasm("page-tree")).expect("upgrades again");
+    assert_eq!(count(&ic, id), 8_003);
+}
+
 /// A rollback after an upgrade undoes its own write and nothing else. SQLite's rollback
 /// journal outlives a transaction (exclusive locking keeps the file, its header zeroed), and
 /// what tells its stale records from the current ones is a checksum nonce SQLite draws at

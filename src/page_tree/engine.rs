@@ -44,7 +44,7 @@ impl StorageEngine for PageTreeStore<EngineMemory> {
     }
 
     fn version(&self) -> String {
-        "userstore page tree, layout 1".into()
+        "userstore page tree, layout 2".into()
     }
 
     /// Writes the row count to the header, so that the next open need not count the rows.

@@ -346,10 +346,15 @@ impl<'m, M: Memory> Leaf<'m, M> {
         }
     }
 
-    /// Moves the upper half of the users, by bytes, into the empty leaf `upper`, record by
-    /// record through a buffer on the stack (no heap page is touched); the records stay
-    /// behind as garbage. Returns the first id `upper` holds.
-    pub fn move_upper_half(&mut self, upper: &mut Leaf<'m, M>) -> Result<u64, StoreError> {
+    /// Moves the users above the share `keep` (numerator, denominator) of the bytes into the
+    /// empty leaf `upper`, record by record through a buffer on the stack (no heap page is
+    /// touched); the records stay behind as garbage, or become free space when they were the
+    /// newest. Returns the first id `upper` holds.
+    pub fn move_upper_part(
+        &mut self,
+        upper: &mut Leaf<'m, M>,
+        keep: (usize, usize),
+    ) -> Result<u64, StoreError> {
         let mut sizes = 0;
         let mut total = 0;
         for index in 0..self.count {
@@ -358,7 +363,7 @@ impl<'m, M: Memory> Leaf<'m, M> {
         let mut cut = self.count;
         for index in 0..self.count {
             sizes += self.record_size(index)?;
-            if sizes * 2 >= total {
+            if sizes * keep.1 >= total * keep.0 {
                 cut = (index + 1).clamp(1, self.count - 1);
                 break;
             }
@@ -366,9 +371,13 @@ impl<'m, M: Memory> Leaf<'m, M> {
         let mut record = [0u8; MAX_RECORD_BYTES];
         let mut first = None;
         let mut moved = 0;
+        let mut lowest = PAGE_BYTES;
+        let mut end = 0;
         for index in cut..self.count {
             let offset = self.offset(index)?;
             let size = self.record_size(index)?;
+            lowest = lowest.min(offset);
+            end = end.max(offset + size);
             page::read(self.memory, self.page, offset, &mut record[..size]);
             let id = u64::from_le_bytes([
                 record[0], record[1], record[2], record[3], record[4], record[5], record[6],
@@ -379,7 +388,13 @@ impl<'m, M: Memory> Leaf<'m, M> {
             moved += size;
         }
         self.count = cut;
-        self.garbage += moved;
+        if lowest == self.data_start && end == self.data_start + moved {
+            // The moved records were the newest, side by side (a leaf filled in ascending
+            // order): their bytes are free space again, with no repack.
+            self.data_start += moved;
+        } else {
+            self.garbage += moved;
+        }
         self.write_header();
         first.ok_or_else(|| corrupt(self.page, "a split of a leaf with one user"))
     }

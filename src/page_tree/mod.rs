@@ -1,5 +1,6 @@
 //! [`PageTreeStore`]: the user table as a B+tree shaped for the IC's current meter, its
-//! leaves whole 64 KiB Wasm pages of stable memory and its one level of keys in the heap.
+//! leaves whole 64 KiB Wasm pages of stable memory and its index on two levels, the upper
+//! one in the heap.
 //!
 //! # Why
 //! Under the IC's current meter every 64 KiB page of heap or stable memory a message
@@ -8,15 +9,21 @@
 //! fewest any engine can touch). A `StableBTreeMap` reads one node per level, each on its
 //! own page (seven levels at 1,000,000 rows); SQLite reads pages of 4 KiB through a cache
 //! spread over the heap. Here a lookup is:
-//! - the index, in the heap: the lowest id of each leaf, binary-searched (no stable read);
+//! - the index ([`index`]): in the heap, inside the store, the lowest id of each leaf while
+//!   they fit there (about 1.7 million users), binary-searched with no stable read; past
+//!   that, the lowest id of each index page in the heap, then one index page of stable
+//!   memory;
 //! - one leaf, one Wasm page of stable memory, binary-searched through its slots with reads
 //!   of a few bytes ([`leaf`]).
 //!
+//! Opening reads the header and at most one index page, at any size.
+//!
 //! A write writes that one leaf. A leaf holds about 600 users of 100-byte names; when it is
-//! full it splits in two (an insert above every id leaves the old leaf full and starts a new
-//! one), and the index, kept on pages of its own, is written then: once every few hundred
-//! inserts. A delete that leaves a leaf less than a quarter full merges it with a neighbour,
-//! or shares their users evenly when both do not fit one page.
+//! full it splits in two (an insert above every id moves an eighth of the last leaf to a new
+//! one, so that a table filled in ascending order keeps room between its ids), and the index
+//! is written then: once every few hundred inserts. A delete that leaves a leaf less than a
+//! quarter full merges it with a neighbour, or shares their users evenly when both do not
+//! fit one page.
 //!
 //! # Atomicity
 //! A batch is checked whole before its first write (an existing id to insert, a missing id
@@ -30,9 +37,12 @@
 //! `pre_upgrade`, the open counts the rows, one leaf header at a time.
 
 mod engine;
+mod index;
 mod leaf;
 mod meta;
 mod page;
+#[cfg(test)]
+mod tests_support;
 
 pub use engine::PageTreeConfig;
 
@@ -41,8 +51,9 @@ use crate::limits;
 use crate::store::UserStore;
 use crate::user::{User, UsernameBuf};
 use ic_stable_structures::Memory;
+use index::{Index, Pos};
 use leaf::{Leaf, Record, Room};
-use meta::{Index, Meta};
+use meta::Meta;
 use page::PAGE_BYTES;
 
 /// A leaf with fewer live bytes than this after a delete is merged or rebalanced with a
@@ -62,7 +73,15 @@ pub struct PageTreeStore<M: Memory> {
 
 /// Where an id is: the index position of its leaf, the leaf, and its slot in the leaf (`Ok`)
 /// or where it would go (`Err`).
-type Located<'a, M> = (usize, Leaf<'a, M>, Result<usize, usize>);
+type Located<'a, M> = (Pos, Leaf<'a, M>, Result<usize, usize>);
+
+/// Of a full last leaf, the share of its bytes that stays when an insert above every id
+/// starts a new leaf: the rest moves to the new leaf, so a table filled in ascending order
+/// keeps room in every leaf for inserts between its ids (a full leaf would split on each).
+const APPEND_KEEP: (usize, usize) = (7, 8);
+
+/// A split of a full leaf in the middle keeps half its bytes.
+const SPLIT_KEEP: (usize, usize) = (1, 2);
 
 impl<M: Memory> PageTreeStore<M> {
     /// Opens the table in `memory`, or creates an empty one in empty memory. Refuses memory
@@ -92,23 +111,23 @@ impl<M: Memory> PageTreeStore<M> {
 
     /// The rows of every leaf, counted from their headers.
     fn count_rows(&self) -> Result<u64, StoreError> {
-        (0..self.index.len())
-            .map(|position| self.leaf_at(position).map(|leaf| leaf.count() as u64))
-            .sum()
+        let mut rows = 0;
+        let mut at = self.index.first();
+        while let Some(position) = at {
+            rows += self.leaf_at(position)?.count() as u64;
+            at = self.index.next(&self.memory, position)?;
+        }
+        Ok(rows)
     }
 
     /// The leaf at index `position`.
-    fn leaf_at(&self, position: usize) -> Result<Leaf<'_, M>, StoreError> {
-        let page = self
-            .index
-            .page(position)
-            .ok_or_else(|| StoreError::storage("reading the page tree", "no such leaf"))?;
-        Leaf::load(&self.memory, page)
+    fn leaf_at(&self, position: Pos) -> Result<Leaf<'_, M>, StoreError> {
+        Leaf::load(&self.memory, self.index.page(&self.memory, position))
     }
 
     /// The leaf that holds (or would hold) `id`, its index position, and where `id` is in it.
     fn find(&self, id: u64) -> Result<Option<Located<'_, M>>, StoreError> {
-        let Some((position, page)) = self.index.leaf_for(id) else {
+        let Some((position, page)) = self.index.leaf_for(&self.memory, id)? else {
             return Ok(None);
         };
         let leaf = Leaf::load(&self.memory, page)?;
@@ -126,12 +145,12 @@ impl<M: Memory> PageTreeStore<M> {
         if self.index.is_empty() {
             let page = self.meta.allocate(&self.memory, 0)?;
             Leaf::create(&self.memory, page);
-            self.index.insert(0, 0, page);
-            self.meta.write_index(&self.memory, &self.index, 0)?;
+            self.index
+                .insert_first(&self.memory, &mut self.meta, page)?;
         }
         let (position, page) = self
             .index
-            .leaf_for(id)
+            .leaf_for(&self.memory, id)?
             .ok_or_else(|| StoreError::storage("inserting a user", "no leaf"))?;
         let mut leaf = Leaf::load(&self.memory, page)?;
         let at = match leaf.search(id)? {
@@ -141,20 +160,19 @@ impl<M: Memory> PageTreeStore<M> {
         match leaf.room_for(username.len()) {
             Room::Free => leaf.insert(at, id, username),
             Room::AfterRepack => leaf.repack()?.insert(at, id, username),
-            Room::None if position + 1 == self.index.len() && at == leaf.count() => {
-                // Above every id: the full leaf stays as it is, a new one starts.
-                let new_page = self.meta.allocate(&self.memory, self.index.len())?;
-                Leaf::create(&self.memory, new_page).insert(0, id, username);
-                self.index.insert(position + 1, id, new_page);
-                self.meta
-                    .write_index(&self.memory, &self.index, position + 1)?;
-            }
             Room::None => {
-                // Half the users move to a new leaf after this one; the user goes into
-                // whichever of the two holds its id.
+                // A new leaf after this one takes the upper part of its users: half, or
+                // above every id an eighth (the ascending table's slack, APPEND_KEEP); the
+                // user goes into whichever of the two holds its id.
+                let last = self.index.next(&self.memory, position)?.is_none();
+                let keep = if last && at == leaf.count() {
+                    APPEND_KEEP
+                } else {
+                    SPLIT_KEEP
+                };
                 let new_page = self.meta.allocate(&self.memory, self.index.len())?;
                 let mut upper = Leaf::create(&self.memory, new_page);
-                let first = leaf.move_upper_half(&mut upper)?;
+                let first = leaf.move_upper_part(&mut upper, keep)?;
                 let target = if id >= first { upper } else { leaf };
                 let at = target.search(id)?.unwrap_or_else(|at| at);
                 match target.room_for(username.len()) {
@@ -164,9 +182,8 @@ impl<M: Memory> PageTreeStore<M> {
                     }
                     _ => target.repack()?.insert(at, id, username),
                 }
-                self.index.insert(position + 1, first, new_page);
-                self.meta
-                    .write_index(&self.memory, &self.index, position + 1)?;
+                self.index
+                    .insert_after(&self.memory, &mut self.meta, position, first, new_page)?;
             }
         }
         self.rows += 1;
@@ -185,9 +202,8 @@ impl<M: Memory> PageTreeStore<M> {
         self.rows -= 1;
         if self.index.len() > 1 {
             if count == 0 {
-                self.index.remove(position);
+                self.index.remove(&self.memory, &mut self.meta, position)?;
                 self.meta.free(&self.memory, page, self.index.len());
-                self.meta.write_index(&self.memory, &self.index, position)?;
             } else if live < UNDERFULL_BYTES {
                 self.rebalance(position)?;
             }
@@ -197,13 +213,15 @@ impl<M: Memory> PageTreeStore<M> {
 
     /// Merges the underfull leaf at `position` with a neighbour, or shares their users evenly
     /// when they do not fit one page.
-    fn rebalance(&mut self, position: usize) -> Result<(), StoreError> {
-        let left = if position + 1 < self.index.len() {
-            position
-        } else {
-            position - 1
+    fn rebalance(&mut self, position: Pos) -> Result<(), StoreError> {
+        let (left, right) = match self.index.next(&self.memory, position)? {
+            Some(next) => (position, next),
+            None => match self.index.previous(&self.memory, position)? {
+                Some(previous) => (previous, position),
+                None => return Ok(()),
+            },
         };
-        let (left_leaf, right_leaf) = (self.leaf_at(left)?, self.leaf_at(left + 1)?);
+        let (left_leaf, right_leaf) = (self.leaf_at(left)?, self.leaf_at(right)?);
         let (left_page, right_page) = (left_leaf.page(), right_leaf.page());
         let mut records = left_leaf.records()?;
         records.extend(right_leaf.records()?);
@@ -213,15 +231,15 @@ impl<M: Memory> PageTreeStore<M> {
             .sum();
         if bytes <= MERGE_BYTES {
             Leaf::rewrite(&self.memory, left_page, &records);
-            self.index.remove(left + 1);
+            self.index.remove(&self.memory, &mut self.meta, right)?;
             self.meta.free(&self.memory, right_page, self.index.len());
-            return self.meta.write_index(&self.memory, &self.index, left + 1);
+            return Ok(());
         }
         let upper = records.split_off(half_by_bytes(&records));
         Leaf::rewrite(&self.memory, left_page, &records);
         Leaf::rewrite(&self.memory, right_page, &upper);
-        self.index.set_key(left + 1, upper[0].id);
-        self.meta.write_index(&self.memory, &self.index, left + 1)
+        self.index
+            .set_key(&self.memory, &mut self.meta, right, upper[0].id)
     }
 
     /// Gives `id` the username `username`, the one it had into `previous`.
@@ -348,9 +366,9 @@ impl<M: Memory> UserStore for PageTreeStore<M> {
                 at += 1;
                 continue;
             }
-            position += 1;
-            if position == self.index.len() {
-                break;
+            match self.index.next(&self.memory, position)? {
+                Some(next) => position = next,
+                None => break,
             }
             leaf = self.leaf_at(position)?;
             at = 0;
@@ -444,16 +462,30 @@ mod tests {
     }
 
     #[test]
-    fn appends_leave_full_leaves() {
+    fn appends_leave_an_eighth_free_and_inserts_between_them_split_nothing() {
         let memory = VectorMemory::default();
         let mut store = PageTreeStore::open(memory.clone()).unwrap();
         for start in (0..50_000u64).step_by(1_000) {
-            let users: Vec<User> = (start..start + 1_000).map(user).collect();
+            let users: Vec<User> = (start..start + 1_000).map(|i| user(i * 10)).collect();
             store.insert_batch(&users).unwrap();
         }
         let per_leaf = (PAGE_BYTES - 16) / leaf::footprint(100);
-        let leaves = 50_000usize.div_ceil(per_leaf);
-        assert_eq!(store.index.len(), leaves);
+        let kept = per_leaf * APPEND_KEEP.0 / APPEND_KEEP.1;
+        let leaves = store.index.len();
+        assert!(
+            leaves.abs_diff(50_000usize.div_ceil(kept)) <= 1,
+            "{leaves} leaves of about {kept} users"
+        );
+        // An eighth of a leaf is room for dozens of users between the ids of every leaf.
+        let between: Vec<User> = (0..50_000u64)
+            .step_by(per_leaf)
+            .flat_map(|i| (0..per_leaf as u64 / 20).map(move |k| user((i + k) * 10 + 5)))
+            .collect();
+        for batch in between.chunks(1_000) {
+            store.insert_batch(batch).unwrap();
+        }
+        assert_eq!(store.index.len(), leaves, "no leaf split");
+        assert_eq!(store.count(), Ok(50_000 + between.len() as u64));
     }
 
     #[test]
@@ -504,6 +536,122 @@ mod tests {
         assert!(store.index.len() > 1);
         assert_eq!(store.count(), Ok(700));
         assert_eq!(store.get(699), Ok(User::new(699, "l".repeat(128))));
+    }
+
+    /// The users of the layout-1 fixture: ids 3 × (0..20,000) but the first 1,000 multiples
+    /// of 21, named "v1-{id}" (as the release before wrote them).
+    fn layout_one_users() -> Vec<User> {
+        (0..20_000u64)
+            .filter(|i| i % 7 != 0 || *i >= 7_000)
+            .map(|i| User::new(i * 3, format!("v1-{}", i * 3)))
+            .collect()
+    }
+
+    #[test]
+    fn a_store_of_layout_one_is_converted_at_its_open_and_keeps_every_row() {
+        // Written by the release before (tests/fixtures/page_tree_layout1.bin).
+        let image = include_bytes!("../../tests/fixtures/page_tree_layout1.bin");
+        let memory = VectorMemory::default();
+        memory.grow(image.len() as u64 / PAGE_BYTES as u64);
+        memory.write(0, image);
+        let mut version = [0; 4];
+        memory.read(8, &mut version);
+        assert_eq!(u32::from_le_bytes(version), 1, "the fixture is of layout 1");
+
+        let mut store = PageTreeStore::open(memory.clone()).unwrap();
+        let expected = layout_one_users();
+        assert_eq!(store.count(), Ok(expected.len() as u64));
+        let mut table = Vec::new();
+        loop {
+            let page = store
+                .page(table.last().map(|u: &User| u.id), 10_000)
+                .unwrap();
+            if page.is_empty() {
+                break;
+            }
+            table.extend(page);
+        }
+        assert_eq!(table, expected);
+        memory.read(8, &mut version);
+        assert_eq!(u32::from_le_bytes(version), 2, "converted");
+        store.insert(User::new(1, "after")).unwrap();
+        store.close().unwrap();
+        let store = PageTreeStore::open(memory).unwrap();
+        assert_eq!(store.count(), Ok(expected.len() as u64 + 1));
+        assert_eq!(store.get(1), Ok(User::new(1, "after")));
+        assert_eq!(store.get(59_997), Ok(User::new(59_997, "v1-59997")));
+    }
+
+    #[test]
+    fn a_table_past_the_heaps_room_reads_one_index_page_more_per_call_and_opens_in_one_page() {
+        use tests_support::PageCounter;
+        let counter = PageCounter::new(VectorMemory::default());
+        let mut store = PageTreeStore::open(counter.clone()).unwrap();
+        let name = |id: u64| format!("{id:0>128}");
+        // A permutation of 0..1,600,000 (1,600,000 = 2^9 × 5^5; 7,919 is prime to it): about
+        // 1.3 leaves per 1,000 rows of 128-byte names, past the heap's 4,096.
+        let rows = 1_600_000u64;
+        let mut small_get = None;
+        for start in (0..rows).step_by(10_000) {
+            let users: Vec<User> = (start..start + 10_000)
+                .map(|i| i * 7_919 % rows * 10)
+                .map(|id| User::new(id, name(id)))
+                .collect();
+            store.insert_batch(&users).unwrap();
+            if start == 200_000 {
+                counter.reset();
+                store.get(users[0].id).unwrap();
+                small_get = Some((counter.pages_read(), counter.pages_written()));
+            }
+        }
+        let (read, written) = small_get.unwrap();
+        assert_eq!(
+            (read.len(), written.len()),
+            (1, 0),
+            "a small table's get: its leaf"
+        );
+        assert!(
+            store.index.len() > index::INLINE_ENTRIES,
+            "{}",
+            store.index.len()
+        );
+        for id in (0..rows * 10).step_by(99_991 * 10) {
+            counter.reset();
+            assert_eq!(store.get(id), Ok(User::new(id, name(id))));
+            assert_eq!(
+                counter.pages_read().len(),
+                2,
+                "a get: the group and the leaf"
+            );
+            assert!(counter.pages_written().is_empty());
+            counter.reset();
+            store.insert(User::new(id + 5, name(id + 5))).unwrap();
+            store.delete(id + 5).unwrap();
+            assert_eq!(
+                counter.pages_written().len(),
+                1,
+                "an insert and a delete: the leaf"
+            );
+        }
+        store.close().unwrap();
+        counter.reset();
+        let store = PageTreeStore::open(counter.clone()).unwrap();
+        assert_eq!(counter.pages_read(), vec![0], "an open: the header");
+        assert_eq!(store.count(), Ok(rows));
+        // Every leaf walked in order, across the groups.
+        let mut seen = 0u64;
+        let mut after = None;
+        loop {
+            let page = store.page(after, 1_000).unwrap();
+            let Some(last) = page.last() else { break };
+            assert!(page
+                .iter()
+                .enumerate()
+                .all(|(k, u)| u.id == (seen + k as u64) * 10));
+            seen += page.len() as u64;
+            after = Some(last.id);
+        }
+        assert_eq!(seen, rows);
     }
 
     #[test]

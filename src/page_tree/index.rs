@@ -1,0 +1,795 @@
+//! The page tree's index of leaves: two levels, so that a lookup and an open read a bounded
+//! number of pages at any table size.
+//!
+//! ```text
+//! lower level: index pages ("groups"), one entry per leaf, in key order
+//! 0        kind 3
+//! 2..4     entries in the page (u16)
+//! 16..     entries, 12 bytes each (lowest key of the leaf: u64, its page: u32); 5,460 a page
+//! upper level: one entry per group, in the header (meta.rs): the lowest key of the group's
+//!          first leaf (u64) and the group's page (u32)
+//! ```
+//!
+//! The heap holds the upper level, in the store itself (which a canister keeps in its
+//! 64 KiB-aligned state, so reading it touches no page of its own, docs/metering.md §6).
+//! A lookup binary-searches it, then the group's entries in stable memory with reads of a few
+//! bytes, then the leaf: stack, state, group, leaf. While the table is small enough that the
+//! whole lower level fits where the upper level goes (one group of at most
+//! [`INLINE_ENTRIES`] leaves, about 1.7 million users of 100-byte names in a table filled in
+//! random order), the heap holds the leaves themselves instead and a lookup reads no group:
+//! stack, state, leaf.
+//!
+//! Opening reads the header and, in the small case, the one group: never more than two pages
+//! (docs/floor.md, "At every size"). A split writes one group (two when the group splits) and
+//! the header; the upper level changes only when a group splits, empties, or its first key
+//! changes.
+
+use super::meta::Meta;
+use super::page::{self, PageNo, PAGE_BYTES};
+use crate::error::StoreError;
+use ic_stable_structures::Memory;
+
+/// The kind byte of an index page.
+const KIND_GROUP: u8 = 3;
+
+/// Offset of a group's entry count.
+const GROUP_COUNT: usize = 2;
+
+/// Offset of a group's first entry.
+const GROUP_ENTRIES: usize = 16;
+
+/// Bytes of one entry, in a group or the upper level.
+pub const ENTRY_BYTES: usize = 12;
+
+/// Entries of one group (index page).
+pub const ENTRIES_PER_GROUP: usize = (PAGE_BYTES - GROUP_ENTRIES) / ENTRY_BYTES;
+
+/// Entries the heap holds: the leaves of a small table, or the groups of a large one. 48 KiB,
+/// most of a Wasm page; with 5,460 leaves a group and about 600 users a leaf, 4,096 groups
+/// hold some 13 billion users, more than stable memory can.
+pub const INLINE_ENTRIES: usize = 4_096;
+
+/// Entries moved or written at a time, through a buffer on the stack (a heap buffer would
+/// touch heap pages, docs/metering.md §6).
+const CHUNK_ENTRIES: usize = 128;
+
+/// One entry: the lowest key of a leaf (or of a group's first leaf) and its page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C, packed(4))]
+pub struct Entry {
+    /// The lowest key the leaf (group) may hold.
+    pub key: u64,
+    /// Its page.
+    pub page: PageNo,
+}
+
+impl Entry {
+    /// The entry in its 12 stored bytes.
+    pub fn to_bytes(self) -> [u8; ENTRY_BYTES] {
+        let mut bytes = [0; ENTRY_BYTES];
+        bytes[..8].copy_from_slice(&{ self.key }.to_le_bytes());
+        bytes[8..].copy_from_slice(&{ self.page }.to_le_bytes());
+        bytes
+    }
+
+    /// The entry stored in `bytes` (at least 12).
+    pub fn from_bytes(bytes: &[u8]) -> Entry {
+        let mut key = [0; 8];
+        let mut page = [0; 4];
+        key.copy_from_slice(&bytes[..8]);
+        page.copy_from_slice(&bytes[8..ENTRY_BYTES]);
+        Entry {
+            key: u64::from_le_bytes(key),
+            page: u32::from_le_bytes(page),
+        }
+    }
+}
+
+/// Where a leaf is in the index: its group (the position in the upper level) and its slot in
+/// the group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pos {
+    group: usize,
+    slot: usize,
+}
+
+/// What the heap holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// Every leaf (the table has one group, `page`).
+    Leaves { group: PageNo },
+    /// The upper level.
+    Groups,
+}
+
+/// The index: see the module's documentation.
+pub struct Index {
+    /// Leaves in the table.
+    leaves: usize,
+    /// What `inline` holds.
+    held: Held,
+    /// Entries of `inline` in use.
+    held_len: usize,
+    inline: [Entry; INLINE_ENTRIES],
+}
+
+impl Default for Index {
+    fn default() -> Self {
+        Index {
+            leaves: 0,
+            held: Held::Groups,
+            held_len: 0,
+            inline: [Entry { key: 0, page: 0 }; INLINE_ENTRIES],
+        }
+    }
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("leaves", &self.leaves)
+            .field("held", &self.held)
+            .field("inline", &&self.inline[..self.held_len])
+            .finish()
+    }
+}
+
+fn corrupt(what: impl std::fmt::Display) -> StoreError {
+    StoreError::storage("reading the page tree's index", what)
+}
+
+/// The entry count of the group on `page`, checked against the page's room.
+fn group_len(memory: &impl Memory, page: PageNo) -> Result<usize, StoreError> {
+    let mut head = [0u8; GROUP_COUNT + 2];
+    page::read(memory, page, 0, &mut head);
+    let len = usize::from(u16::from_le_bytes([
+        head[GROUP_COUNT],
+        head[GROUP_COUNT + 1],
+    ]));
+    if head[0] != KIND_GROUP || len > ENTRIES_PER_GROUP {
+        return Err(corrupt(format!("page {page} is not an index page")));
+    }
+    Ok(len)
+}
+
+/// Records the entry count of the group on `page` (and marks the page as an index page).
+pub fn set_group_len(memory: &impl Memory, page: PageNo, len: usize) {
+    // `len` never exceeds ENTRIES_PER_GROUP (5,460), which a u16 holds.
+    page::write(memory, page, 0, &[KIND_GROUP]);
+    page::write_u16(memory, page, GROUP_COUNT, len as u16);
+}
+
+fn group_offset(slot: usize) -> usize {
+    GROUP_ENTRIES + slot * ENTRY_BYTES
+}
+
+/// The entry at `slot` of the group on `page`.
+fn group_entry(memory: &impl Memory, page: PageNo, slot: usize) -> Entry {
+    let mut bytes = [0u8; ENTRY_BYTES];
+    page::read(memory, page, group_offset(slot), &mut bytes);
+    Entry::from_bytes(&bytes)
+}
+
+/// The key at `slot` of the group on `page`.
+fn group_key(memory: &impl Memory, page: PageNo, slot: usize) -> u64 {
+    page::read_u64(memory, page, group_offset(slot))
+}
+
+/// Writes `entries` to the group on `page` from `slot` on.
+pub fn write_entries(memory: &impl Memory, page: PageNo, slot: usize, entries: &[Entry]) {
+    let mut chunk = [0u8; CHUNK_ENTRIES * ENTRY_BYTES];
+    for (number, part) in entries.chunks(CHUNK_ENTRIES).enumerate() {
+        for (at, entry) in part.iter().enumerate() {
+            chunk[at * ENTRY_BYTES..(at + 1) * ENTRY_BYTES].copy_from_slice(&entry.to_bytes());
+        }
+        let first = slot + number * CHUNK_ENTRIES;
+        page::write(
+            memory,
+            page,
+            group_offset(first),
+            &chunk[..part.len() * ENTRY_BYTES],
+        );
+    }
+}
+
+/// Moves the entries `from..to` of the group on `page` by `by` slots (up or down), through
+/// the stack.
+fn shift_entries(memory: &impl Memory, page: PageNo, from: usize, to: usize, by: isize) {
+    let mut chunk = [0u8; CHUNK_ENTRIES * ENTRY_BYTES];
+    let count = to.saturating_sub(from);
+    let mut moved = 0;
+    while moved < count {
+        let n = CHUNK_ENTRIES.min(count - moved);
+        // Moving up, the highest entries go first; moving down, the lowest.
+        let start = if by > 0 { to - moved - n } else { from + moved };
+        let bytes = &mut chunk[..n * ENTRY_BYTES];
+        page::read(memory, page, group_offset(start), bytes);
+        let target = start.wrapping_add_signed(by);
+        page::write(memory, page, group_offset(target), bytes);
+        moved += n;
+    }
+}
+
+/// Copies the entries `from..to` of the group on `source` to the group on `target` from slot
+/// 0 on.
+fn copy_entries(memory: &impl Memory, source: PageNo, from: usize, to: usize, target: PageNo) {
+    let mut chunk = [0u8; CHUNK_ENTRIES * ENTRY_BYTES];
+    let mut at = from;
+    while at < to {
+        let n = CHUNK_ENTRIES.min(to - at);
+        let bytes = &mut chunk[..n * ENTRY_BYTES];
+        page::read(memory, source, group_offset(at), bytes);
+        page::write(memory, target, group_offset(at - from), bytes);
+        at += n;
+    }
+}
+
+/// The entries of the group on `page`, checked: keys ascending, pages inside the store.
+pub fn read_group(
+    memory: &impl Memory,
+    page: PageNo,
+    page_count: u32,
+) -> Result<Vec<Entry>, StoreError> {
+    let len = group_len(memory, page)?;
+    let mut bytes = vec![0u8; len * ENTRY_BYTES];
+    page::read(memory, page, GROUP_ENTRIES, &mut bytes);
+    let entries: Vec<Entry> = bytes.chunks(ENTRY_BYTES).map(Entry::from_bytes).collect();
+    check_entries(&entries, page_count)?;
+    Ok(entries)
+}
+
+/// Refuses entries out of key order or pointing outside the store.
+pub fn check_entries(entries: &[Entry], page_count: u32) -> Result<(), StoreError> {
+    for (at, entry) in entries.iter().enumerate() {
+        let page = entry.page;
+        if page == 0 || page >= page_count {
+            return Err(corrupt(format!("entry {at} points to page {page}")));
+        }
+        if at > 0 && { entries[at - 1].key } >= { entry.key } {
+            return Err(corrupt(format!("entry {at} is out of key order")));
+        }
+    }
+    Ok(())
+}
+
+impl Index {
+    /// The index of a table whose header lists `groups` and counts `leaves`: the leaves
+    /// themselves when one group holds them all and they fit the heap's room, else the upper
+    /// level. Reads the one group in the first case, nothing in the second.
+    pub fn load(
+        memory: &impl Memory,
+        groups: &[Entry],
+        leaves: usize,
+        page_count: u32,
+    ) -> Result<Index, StoreError> {
+        check_entries(groups, page_count)?;
+        if groups.len() > INLINE_ENTRIES || groups.first().is_some_and(|first| first.key != 0) {
+            return Err(corrupt("impossible upper level"));
+        }
+        let mut index = Index {
+            leaves,
+            ..Index::default()
+        };
+        match groups {
+            [] if leaves == 0 => {}
+            [] => return Err(corrupt("leaves without an index")),
+            [only] if leaves <= INLINE_ENTRIES => {
+                let entries = read_group(memory, only.page, page_count)?;
+                if entries.len() != leaves || entries.first().is_some_and(|e| e.key != 0) {
+                    return Err(corrupt("the index page disagrees with the header"));
+                }
+                index.inline[..leaves].copy_from_slice(&entries);
+                index.held_len = leaves;
+                index.held = Held::Leaves { group: only.page };
+            }
+            _ => {
+                index.inline[..groups.len()].copy_from_slice(groups);
+                index.held_len = groups.len();
+            }
+        }
+        Ok(index)
+    }
+
+    /// Leaves.
+    pub fn len(&self) -> usize {
+        self.leaves
+    }
+
+    /// Whether there is no leaf.
+    pub fn is_empty(&self) -> bool {
+        self.leaves == 0
+    }
+
+    /// Groups.
+    fn group_count(&self) -> usize {
+        match self.held {
+            Held::Leaves { .. } => usize::from(self.leaves > 0),
+            Held::Groups => self.held_len,
+        }
+    }
+
+    /// Entries of group `group`.
+    fn entries_of(&self, memory: &impl Memory, group: usize) -> Result<usize, StoreError> {
+        match self.held {
+            Held::Leaves { .. } => Ok(self.held_len),
+            Held::Groups => group_len(memory, self.inline[group].page),
+        }
+    }
+
+    /// The position and page of the leaf that holds (or would hold) `id`; `None` when there
+    /// is no leaf.
+    pub fn leaf_for(
+        &self,
+        memory: &impl Memory,
+        id: u64,
+    ) -> Result<Option<(Pos, PageNo)>, StoreError> {
+        let held = &self.inline[..self.held_len];
+        let Some(at) = held
+            .partition_point(|entry| ({ entry.key }) <= id)
+            .checked_sub(1)
+        else {
+            return Ok(None);
+        };
+        if let Held::Leaves { .. } = self.held {
+            return Ok(Some((Pos { group: 0, slot: at }, held[at].page)));
+        }
+        let page = held[at].page;
+        let len = group_len(memory, page)?;
+        if len == 0 {
+            return Err(corrupt(format!("index page {page} is empty")));
+        }
+        // The first key of every group is the upper level's, at most `id`.
+        let (mut low, mut high) = (0, len);
+        while high - low > 1 {
+            let middle = (low + high) / 2;
+            if group_key(memory, page, middle) <= id {
+                low = middle;
+            } else {
+                high = middle;
+            }
+        }
+        let leaf = group_entry(memory, page, low).page;
+        Ok(Some((
+            Pos {
+                group: at,
+                slot: low,
+            },
+            leaf,
+        )))
+    }
+
+    /// The page of the leaf at `pos`.
+    pub fn page(&self, memory: &impl Memory, pos: Pos) -> PageNo {
+        match self.held {
+            Held::Leaves { .. } => self.inline[pos.slot].page,
+            Held::Groups => group_entry(memory, self.inline[pos.group].page, pos.slot).page,
+        }
+    }
+
+    /// The first leaf's position, if there is one.
+    pub fn first(&self) -> Option<Pos> {
+        (self.leaves > 0).then_some(Pos { group: 0, slot: 0 })
+    }
+
+    /// The position after `pos`, if there is a leaf there.
+    pub fn next(&self, memory: &impl Memory, pos: Pos) -> Result<Option<Pos>, StoreError> {
+        if pos.slot + 1 < self.entries_of(memory, pos.group)? {
+            return Ok(Some(Pos {
+                slot: pos.slot + 1,
+                ..pos
+            }));
+        }
+        Ok((pos.group + 1 < self.group_count()).then_some(Pos {
+            group: pos.group + 1,
+            slot: 0,
+        }))
+    }
+
+    /// The position before `pos`, if there is a leaf there.
+    pub fn previous(&self, memory: &impl Memory, pos: Pos) -> Result<Option<Pos>, StoreError> {
+        if pos.slot > 0 {
+            return Ok(Some(Pos {
+                slot: pos.slot - 1,
+                ..pos
+            }));
+        }
+        let Some(group) = pos.group.checked_sub(1) else {
+            return Ok(None);
+        };
+        let len = self.entries_of(memory, group)?;
+        Ok(len.checked_sub(1).map(|slot| Pos { group, slot }))
+    }
+
+    /// Adds the first leaf, `page`, in a new group (an empty table's first insert).
+    pub fn insert_first(
+        &mut self,
+        memory: &impl Memory,
+        meta: &mut Meta,
+        page: PageNo,
+    ) -> Result<(), StoreError> {
+        if !self.is_empty() {
+            return Err(corrupt("a first leaf in a table that has one"));
+        }
+        let group = meta.allocate(memory, 0)?;
+        set_group_len(memory, group, 1);
+        let entry = Entry { key: 0, page };
+        write_entries(memory, group, 0, &[entry]);
+        self.inline[0] = entry;
+        self.held_len = 1;
+        self.leaves = 1;
+        self.held = Held::Leaves { group };
+        meta.write_groups(
+            memory,
+            &[Entry {
+                key: 0,
+                page: group,
+            }],
+            0,
+            1,
+        );
+        meta.write_leaves(memory, self.leaves);
+        Ok(())
+    }
+
+    /// Adds the leaf `page`, whose lowest key is `key`, right after the leaf at `pos`.
+    pub fn insert_after(
+        &mut self,
+        memory: &impl Memory,
+        meta: &mut Meta,
+        pos: Pos,
+        key: u64,
+        page: PageNo,
+    ) -> Result<(), StoreError> {
+        let entry = Entry { key, page };
+        if let Held::Leaves { group } = self.held {
+            let at = pos.slot + 1;
+            if self.held_len < INLINE_ENTRIES {
+                self.inline.copy_within(at..self.held_len, at + 1);
+                self.inline[at] = entry;
+                self.held_len += 1;
+                self.leaves += 1;
+                write_entries(memory, group, at, &self.inline[at..self.held_len]);
+                set_group_len(memory, group, self.held_len);
+                meta.write_leaves(memory, self.leaves);
+                return Ok(());
+            }
+            // Out of room in the heap (a group holds more than the heap does): from now on
+            // the heap holds the upper level, the one group.
+            self.inline[0] = Entry {
+                key: 0,
+                page: group,
+            };
+            self.held_len = 1;
+            self.held = Held::Groups;
+        }
+        let mut group = pos.group;
+        let mut slot = pos.slot + 1;
+        let mut page_of_group = self.inline[group].page;
+        let mut len = group_len(memory, page_of_group)?;
+        if len == ENTRIES_PER_GROUP {
+            if self.held_len == INLINE_ENTRIES {
+                return Err(StoreError::storage(
+                    "adding a leaf to the page tree",
+                    "the index is full",
+                ));
+            }
+            // The group splits: its upper half moves to a new index page after it.
+            let upper = meta.allocate(memory, self.leaves)?;
+            let half = len / 2;
+            copy_entries(memory, page_of_group, half, len, upper);
+            set_group_len(memory, upper, len - half);
+            set_group_len(memory, page_of_group, half);
+            let first = group_key(memory, upper, 0);
+            self.inline.copy_within(group + 1..self.held_len, group + 2);
+            self.inline[group + 1] = Entry {
+                key: first,
+                page: upper,
+            };
+            self.held_len += 1;
+            meta.write_groups(
+                memory,
+                &self.inline[group + 1..self.held_len],
+                group + 1,
+                self.held_len,
+            );
+            if slot > half {
+                group += 1;
+                slot -= half;
+                page_of_group = upper;
+                len -= half;
+            } else {
+                len = half;
+            }
+        }
+        shift_entries(memory, page_of_group, slot, len, 1);
+        write_entries(memory, page_of_group, slot, &[entry]);
+        set_group_len(memory, page_of_group, len + 1);
+        if slot == 0 {
+            self.set_group_key(memory, meta, group, key);
+        }
+        self.leaves += 1;
+        meta.write_leaves(memory, self.leaves);
+        Ok(())
+    }
+
+    /// Removes the leaf at `pos` (not the only one); the first leaf's key becomes 0.
+    pub fn remove(
+        &mut self,
+        memory: &impl Memory,
+        meta: &mut Meta,
+        pos: Pos,
+    ) -> Result<(), StoreError> {
+        if self.leaves <= 1 {
+            return Err(corrupt("removing the only leaf"));
+        }
+        if let Held::Leaves { group } = self.held {
+            self.inline
+                .copy_within(pos.slot + 1..self.held_len, pos.slot);
+            self.held_len -= 1;
+            self.leaves -= 1;
+            self.inline[0].key = 0;
+            // From the removed slot on (when the first leaf goes, the new first's key is 0).
+            write_entries(
+                memory,
+                group,
+                pos.slot,
+                &self.inline[pos.slot..self.held_len],
+            );
+            set_group_len(memory, group, self.held_len);
+            meta.write_leaves(memory, self.leaves);
+            return Ok(());
+        }
+        let page_of_group = self.inline[pos.group].page;
+        let len = group_len(memory, page_of_group)?;
+        if pos.slot >= len {
+            return Err(corrupt("removing a leaf past its group's end"));
+        }
+        self.leaves -= 1;
+        if len == 1 {
+            // The group empties: it goes, and the upper level with it.
+            self.inline
+                .copy_within(pos.group + 1..self.held_len, pos.group);
+            self.held_len -= 1;
+            self.inline[0].key = 0;
+            meta.free(memory, page_of_group, self.leaves);
+            let from = pos.group.min(self.held_len);
+            meta.write_groups(
+                memory,
+                &self.inline[from..self.held_len],
+                from,
+                self.held_len,
+            );
+            if pos.group == 0 {
+                // The new first group's first leaf takes key 0.
+                write_entries(
+                    memory,
+                    self.inline[0].page,
+                    0,
+                    &[Entry {
+                        key: 0,
+                        page: group_entry(memory, self.inline[0].page, 0).page,
+                    }],
+                );
+            }
+        } else {
+            shift_entries(memory, page_of_group, pos.slot + 1, len, -1);
+            set_group_len(memory, page_of_group, len - 1);
+            if pos.slot == 0 {
+                // The group's new first leaf: key 0 in the first group, else the group's
+                // key in the upper level.
+                let first = group_entry(memory, page_of_group, 0);
+                if pos.group == 0 {
+                    write_entries(memory, page_of_group, 0, &[Entry { key: 0, ..first }]);
+                } else {
+                    self.set_group_key(memory, meta, pos.group, first.key);
+                }
+            }
+        }
+        meta.write_leaves(memory, self.leaves);
+        self.settle(memory, meta)
+    }
+
+    /// Sets the lowest key of the leaf at `pos` (not the first leaf's, always 0).
+    pub fn set_key(
+        &mut self,
+        memory: &impl Memory,
+        meta: &mut Meta,
+        pos: Pos,
+        key: u64,
+    ) -> Result<(), StoreError> {
+        if pos == (Pos { group: 0, slot: 0 }) {
+            return Ok(());
+        }
+        match self.held {
+            Held::Leaves { group } => {
+                self.inline[pos.slot].key = key;
+                write_entries(memory, group, pos.slot, &self.inline[pos.slot..=pos.slot]);
+            }
+            Held::Groups => {
+                let page_of_group = self.inline[pos.group].page;
+                let page = group_entry(memory, page_of_group, pos.slot).page;
+                write_entries(memory, page_of_group, pos.slot, &[Entry { key, page }]);
+                if pos.slot == 0 {
+                    self.set_group_key(memory, meta, pos.group, key);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the upper level's key of `group` (not the first's, always 0).
+    fn set_group_key(&mut self, memory: &impl Memory, meta: &mut Meta, group: usize, key: u64) {
+        if group == 0 || self.held != Held::Groups {
+            return;
+        }
+        self.inline[group].key = key;
+        meta.write_groups(memory, &self.inline[group..=group], group, self.held_len);
+    }
+
+    /// Back to holding the leaves when one group is left and half the heap's room holds them
+    /// (half, so that a table at the edge does not go back and forth).
+    fn settle(&mut self, memory: &impl Memory, meta: &Meta) -> Result<(), StoreError> {
+        if self.held == Held::Groups && self.held_len == 1 && self.leaves <= INLINE_ENTRIES / 2 {
+            let group = self.inline[0].page;
+            let entries = read_group(memory, group, meta.page_count())?;
+            self.inline[..entries.len()].copy_from_slice(&entries);
+            self.held_len = entries.len();
+            self.held = Held::Leaves { group };
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ic_stable_structures::VectorMemory;
+
+    /// Every leaf of `index` in order, walked with `next`.
+    fn walk(index: &Index, memory: &VectorMemory) -> Vec<PageNo> {
+        let mut pages = Vec::new();
+        let mut at = index.first();
+        while let Some(pos) = at {
+            pages.push(index.page(memory, pos));
+            at = index.next(memory, pos).unwrap();
+        }
+        pages
+    }
+
+    /// A header, an index and a model of its leaves (key, page) as the tests build them.
+    struct Fixture {
+        memory: VectorMemory,
+        meta: Meta,
+        index: Index,
+        model: Vec<(u64, PageNo)>,
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            let memory = VectorMemory::default();
+            let opened = Meta::open(&memory).unwrap();
+            Fixture {
+                memory,
+                meta: opened.meta,
+                index: opened.index,
+                model: Vec::new(),
+            }
+        }
+
+        /// Adds a leaf with key `key` where it belongs, as a split would.
+        fn add(&mut self, key: u64) {
+            let page = self.meta.allocate(&self.memory, self.index.len()).unwrap();
+            if self.model.is_empty() {
+                self.index
+                    .insert_first(&self.memory, &mut self.meta, page)
+                    .unwrap();
+                self.model.push((0, page));
+                return;
+            }
+            let (pos, _) = self.index.leaf_for(&self.memory, key).unwrap().unwrap();
+            self.index
+                .insert_after(&self.memory, &mut self.meta, pos, key, page)
+                .unwrap();
+            let at = self.model.partition_point(|(k, _)| *k <= key);
+            self.model.insert(at, (key, page));
+        }
+
+        /// Removes the leaf that holds `key`.
+        fn remove(&mut self, key: u64) {
+            let (pos, page) = self.index.leaf_for(&self.memory, key).unwrap().unwrap();
+            self.index
+                .remove(&self.memory, &mut self.meta, pos)
+                .unwrap();
+            self.meta.free(&self.memory, page, self.index.len());
+            let at = self.model.iter().position(|(_, p)| *p == page).unwrap();
+            self.model.remove(at);
+            self.model[0].0 = 0;
+        }
+
+        fn check(&self) {
+            let pages: Vec<PageNo> = self.model.iter().map(|(_, page)| *page).collect();
+            assert_eq!(walk(&self.index, &self.memory), pages);
+            for (at, (key, page)) in self.model.iter().enumerate() {
+                let (_, found) = self.index.leaf_for(&self.memory, *key).unwrap().unwrap();
+                assert_eq!(found, *page, "leaf {at} of key {key}");
+                if let Some((next_key, _)) = self.model.get(at + 1) {
+                    let (_, found) = self
+                        .index
+                        .leaf_for(&self.memory, next_key - 1)
+                        .unwrap()
+                        .unwrap();
+                    assert_eq!(found, *page, "the key before leaf {}", at + 1);
+                }
+            }
+            // And the same after an open.
+            let reopened = Meta::open(&self.memory).unwrap();
+            assert_eq!(reopened.meta, self.meta);
+            assert_eq!(walk(&reopened.index, &self.memory), pages);
+        }
+    }
+
+    #[test]
+    fn a_small_index_is_held_whole_and_finds_every_leaf() {
+        let mut fixture = Fixture::new();
+        assert_eq!(fixture.index.leaf_for(&fixture.memory, 5).unwrap(), None);
+        for key in [0, 100, 200, 150, 50] {
+            fixture.add(key);
+        }
+        assert!(matches!(fixture.index.held, Held::Leaves { .. }));
+        fixture.check();
+        fixture.remove(0);
+        fixture.check();
+        let (_, page) = fixture.index.leaf_for(&fixture.memory, 7).unwrap().unwrap();
+        assert_eq!(page, fixture.model[0].1, "the first key is 0 again");
+        fixture.remove(150);
+        fixture.check();
+    }
+
+    #[test]
+    fn a_large_index_splits_groups_and_merges_them_back() {
+        let mut fixture = Fixture::new();
+        // Appends, then keys between them: more leaves than the heap and one group hold.
+        let leaves = ENTRIES_PER_GROUP as u64 * 2 + 500;
+        for key in 0..leaves {
+            fixture.add(key * 1_000);
+        }
+        for key in (0..leaves).step_by(3) {
+            fixture.add(key * 1_000 + 500);
+        }
+        assert_eq!(fixture.index.held, Held::Groups);
+        assert!(
+            fixture.index.held_len > 2,
+            "{} groups",
+            fixture.index.held_len
+        );
+        fixture.check();
+        // Every leaf of the first groups goes, the first last: groups empty and go, the
+        // first key stays 0.
+        let gone: Vec<u64> = fixture.model.iter().map(|(key, _)| *key).collect();
+        for key in gone.iter().skip(1).take(ENTRIES_PER_GROUP + 100) {
+            fixture.remove(*key);
+        }
+        fixture.remove(0);
+        fixture.check();
+        // Down to a few leaves: the heap holds the leaves again.
+        let rest: Vec<u64> = fixture.model.iter().map(|(key, _)| *key).collect();
+        for key in rest.iter().skip(10) {
+            fixture.remove(*key);
+        }
+        assert!(matches!(fixture.index.held, Held::Leaves { .. }));
+        assert_eq!(fixture.index.len(), 10);
+        fixture.check();
+    }
+
+    #[test]
+    fn opening_reads_at_most_the_header_and_one_group() {
+        let mut fixture = Fixture::new();
+        for key in 0..(INLINE_ENTRIES as u64 + 10) {
+            fixture.add(key * 10);
+        }
+        let counted = crate::page_tree::tests_support::PageCounter::new(fixture.memory.clone());
+        let reopened = Meta::open(&counted).unwrap();
+        assert_eq!(reopened.index.len(), INLINE_ENTRIES + 10);
+        assert_eq!(counted.pages_read(), vec![0], "the header only");
+    }
+}
