@@ -41,7 +41,7 @@ WORKLOADS = [
     ("count", "Count the rows"),
 ]
 NAME = re.compile(
-    r"^(?P<engine>btree|sqlite_[a-z]+|stable_sqlite_[a-z]+)_(?:rows_(?P<rows>10k|100k)_)?"
+    r"^(?P<engine>btree|page_tree|sqlite_[a-z]+|stable_sqlite_[a-z]+)_(?:rows_(?P<rows>10k|100k)_)?"
     r"(?P<workload>insert_middle_autocommit|insert_middle|insert_append|get_missing|get|page|update|delete|count)"
     r"(?:_(?P<n>\d+))?$"
 )

@@ -125,3 +125,4 @@ engine_benches!(
     stable_sqlite_off,
     EngineKind::StableSqlite(JournalMode::Off)
 );
+engine_benches!(page_tree, EngineKind::PageTree);

@@ -4,7 +4,7 @@
 use crate::stores::{self, EngineKind};
 use crate::tables::{preloaded_users, TableSize};
 use userstore::limits::MAX_BATCH_SIZE;
-use userstore::JournalMode;
+use userstore::{JournalMode, UserStore};
 
 /// The journal mode the SQLite tables are built with (the canisters' default).
 const SEED_JOURNAL_MODE: JournalMode = JournalMode::Memory;
@@ -14,8 +14,9 @@ fn engine_named(engine: &str) -> Result<EngineKind, String> {
         "btree" => Ok(EngineKind::BTree),
         "sqlite" => Ok(EngineKind::Sqlite(SEED_JOURNAL_MODE)),
         "stable-sqlite" => Ok(EngineKind::StableSqlite(SEED_JOURNAL_MODE)),
+        "page-tree" => Ok(EngineKind::PageTree),
         other => Err(format!(
-            "unknown engine '{other}' (btree, sqlite or stable-sqlite)"
+            "unknown engine '{other}' (btree, sqlite, stable-sqlite or page-tree)"
         )),
     }
 }
@@ -29,7 +30,29 @@ fn size_named(table: &str) -> Result<TableSize, String> {
 #[ic_cdk::update]
 fn seed(engine: String, table: String, from: u64, count: u64) -> Result<u64, String> {
     let size = size_named(&table)?;
-    let mut store = stores::open(engine_named(&engine)?, size).map_err(|e| e.to_string())?;
+    let kind = engine_named(&engine)?;
+    if kind == EngineKind::PageTree {
+        // Its row count is written at close, as the canister's pre_upgrade does, so that
+        // every bench opens it without counting.
+        let mut store = stores::open_page_tree(size).map_err(|e| e.to_string())?;
+        insert_preloaded(&mut store, size, from, count)?;
+        let rows = store.count().map_err(|e| e.to_string())?;
+        store.close().map_err(|e| e.to_string())?;
+        return Ok(rows);
+    }
+    let mut store = stores::open(kind, size).map_err(|e| e.to_string())?;
+    insert_preloaded(store.as_mut(), size, from, count)?;
+    store.count().map_err(|e| e.to_string())
+}
+
+/// Inserts the preloaded users at positions `from..from + count` of `size`'s table into
+/// `store`, in batches of the library's largest size.
+fn insert_preloaded(
+    store: &mut dyn UserStore,
+    size: TableSize,
+    from: u64,
+    count: u64,
+) -> Result<(), String> {
     let end = from.saturating_add(count).min(size.rows());
     let mut position = from;
     while position < end {
@@ -39,7 +62,7 @@ fn seed(engine: String, table: String, from: u64, count: u64) -> Result<u64, Str
             .map_err(|e| e.to_string())?;
         position += batch;
     }
-    store.count().map_err(|e| e.to_string())
+    Ok(())
 }
 
 /// The row count of `engine`'s `table`.

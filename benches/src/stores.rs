@@ -14,7 +14,8 @@ use std::collections::BTreeSet;
 use userstore::layout;
 use userstore::sqlite::stable_memory;
 use userstore::{
-    BTreeStore, JournalMode, SqliteConfig, SqliteStore, StableSqliteStore, StoreError, UserStore,
+    BTreeStore, JournalMode, PageTreeStore, SqliteConfig, SqliteStore, StableSqliteStore,
+    StoreError, UserStore,
 };
 
 /// The engine (and journal mode) a bench measures.
@@ -26,6 +27,8 @@ pub enum EngineKind {
     Sqlite(JournalMode),
     /// `StableSqliteStore` with this journal mode.
     StableSqlite(JournalMode),
+    /// `PageTreeStore`.
+    PageTree,
 }
 
 thread_local! {
@@ -73,12 +76,22 @@ pub fn open_stable_sqlite(
     StableSqliteStore::open(size.stable_sqlite_name(), memory, config)
 }
 
+/// Opens the page tree of `size` on its virtual memory (the page-tree canister keeps its
+/// table in a region of stable memory instead; the pages of the table are the same 64 KiB
+/// pages, as a virtual memory's buckets are whole Wasm pages).
+pub fn open_page_tree(
+    size: TableSize,
+) -> Result<PageTreeStore<VirtualMemory<DefaultMemoryImpl>>, StoreError> {
+    PageTreeStore::open(MEMORY_MANAGER.with(|manager| manager.get(size.page_tree_memory_id())))
+}
+
 /// Opens the table of `size` in `engine`.
 pub fn open(engine: EngineKind, size: TableSize) -> Result<Box<dyn UserStore>, StoreError> {
     Ok(match engine {
         EngineKind::BTree => Box::new(open_btree(size)),
         EngineKind::Sqlite(journal_mode) => Box::new(open_sqlite(size, journal_mode)?),
         EngineKind::StableSqlite(journal_mode) => Box::new(open_stable_sqlite(size, journal_mode)?),
+        EngineKind::PageTree => Box::new(open_page_tree(size)?),
     })
 }
 
@@ -91,6 +104,7 @@ pub fn table_bytes(engine: EngineKind, size: TableSize) -> u64 {
         EngineKind::BTree => size.btree_memory_id(),
         EngineKind::Sqlite(_) => size.sqlite_memory_id(),
         EngineKind::StableSqlite(_) => size.stable_sqlite_memory_id(),
+        EngineKind::PageTree => size.page_tree_memory_id(),
     };
     // Virtual memories grow in 64 KiB Wasm pages.
     MEMORY_MANAGER.with(|manager| manager.get(memory_id).size() * 65_536)

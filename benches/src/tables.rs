@@ -79,6 +79,16 @@ impl TableSize {
         }
     }
 
+    /// The virtual memory of this size's page tree (ids the canisters leave free: the
+    /// page-tree canister keeps its table in a region instead).
+    pub fn page_tree_memory_id(self) -> MemoryId {
+        match self {
+            Self::Rows1m => MemoryId::new(20),
+            Self::Rows100k => MemoryId::new(21),
+            Self::Rows10k => MemoryId::new(22),
+        }
+    }
+
     /// The name this size's stable-memory SQLite database is registered under with the VFS.
     pub fn stable_sqlite_name(self) -> &'static str {
         match self {
@@ -138,12 +148,13 @@ mod tests {
                     size.btree_memory_id(),
                     size.sqlite_memory_id(),
                     size.stable_sqlite_memory_id(),
+                    size.page_tree_memory_id(),
                 ]
             })
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 9);
+        assert_eq!(ids.len(), 12);
         let file_system: Vec<MemoryId> =
             layout::FILE_SYSTEM_MEMORY_IDS.map(MemoryId::new).collect();
         assert!(ids.iter().all(|id| !file_system.contains(id)));

@@ -50,7 +50,7 @@ pub fn against(canisters: &Path, results: &Path, flamegraphs: &Path) -> Result<(
 }
 
 /// Every leaf of `measured` whose committed value differs, as `path: committed → measured`.
-fn compare(measured: &Value, committed: &Value) -> Vec<String> {
+pub(crate) fn compare(measured: &Value, committed: &Value) -> Vec<String> {
     let mut differences = Vec::new();
     walk(measured, Some(committed), String::new(), &mut differences);
     differences

@@ -42,6 +42,9 @@ impl Rng {
     }
 }
 
+/// Random starts [`Distinct::take_run`] tries before it looks for a free run in order.
+const RUN_ATTEMPTS: usize = 1_000;
+
 /// Draws numbers from `0..bound` uniformly, never the same one twice, and never one of
 /// `taken`.
 #[derive(Debug, Clone)]
@@ -82,16 +85,30 @@ impl Distinct {
     }
 
     /// A run of `count` consecutive numbers none of which was drawn, starting at a number
-    /// drawn uniformly; they are drawn from now on.
-    pub fn take_run(&mut self, count: u64) -> std::ops::Range<u64> {
-        loop {
-            let start = self.rng.below(self.bound - count + 1);
-            let run = start..start + count;
-            if run.clone().all(|value| !self.taken.contains(&value)) {
-                self.taken.extend(run.clone());
-                return run;
+    /// drawn uniformly; they are drawn from now on. When [`RUN_ATTEMPTS`] draws all hit a
+    /// drawn number (a small range, mostly drawn), the first free run from the last draw on
+    /// (wrapping around); `None` when there is none.
+    pub fn take_run(&mut self, count: u64) -> Option<std::ops::Range<u64>> {
+        let starts = self.bound.checked_sub(count)? + 1;
+        let free = |taken: &HashSet<u64>, start: u64| {
+            (start..start + count).all(|value| !taken.contains(&value))
+        };
+        let mut start = 0;
+        for _ in 0..RUN_ATTEMPTS {
+            start = self.rng.below(starts);
+            if free(&self.taken, start) {
+                return Some(self.mark(start..start + count));
             }
         }
+        let found = (0..starts)
+            .map(|offset| (start + offset) % starts)
+            .find(|start| free(&self.taken, *start))?;
+        Some(self.mark(found..found + count))
+    }
+
+    fn mark(&mut self, run: std::ops::Range<u64>) -> std::ops::Range<u64> {
+        self.taken.extend(run.clone());
+        run
     }
 }
 
@@ -115,12 +132,18 @@ mod tests {
         assert_eq!(unique.len(), 100);
         assert!(taken.iter().all(|value| distinct.contains(*value)));
         let mut runs = Distinct::new(4, 1_000);
-        let first = runs.take_run(100);
-        let second = runs.take_run(100);
+        let first = runs.take_run(100).unwrap();
+        let second = runs.take_run(100).unwrap();
         assert_eq!(
             (first.end - first.start, second.end - second.start),
             (100, 100)
         );
         assert!(first.end <= second.start || second.end <= first.start);
+        // A range nearly all drawn: the one free run left is found, then none.
+        let mut full = Distinct::new(5, 300);
+        full.taken
+            .extend((0..300).filter(|value| !(120..150).contains(value)));
+        assert_eq!(full.take_run(30), Some(120..150));
+        assert_eq!(full.take_run(1), None);
     }
 }

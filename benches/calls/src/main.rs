@@ -17,7 +17,10 @@
 //!   CI checks ([`check::subset`]) and fail if any of its figures differs from the committed
 //!   file (its flame graphs go to the directory, for the caller to compare);
 //! - `bench-calls --page-sizes <canister-dir> <results.yml>`: the stable-memory SQLite
-//!   canister's page-size sweep ([`page_sizes`]).
+//!   canister's page-size sweep ([`page_sizes`]);
+//! - `bench-calls --sizes [--check] [--from ROWS] [--up-to ROWS] [--only KEY,...]
+//!   <canister-dir> <size_results.yml>`: the size sweep ([`sizes`]), merged into the file
+//!   (or, with `--check`, compared with it).
 
 mod check;
 mod draw;
@@ -28,6 +31,7 @@ mod page_sizes;
 mod reply;
 mod results;
 mod run;
+mod sizes;
 mod stats;
 mod storage;
 mod tables;
@@ -38,6 +42,9 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--sizes") {
+        return finish(size_sweep(&args[1..]));
+    }
     let outcome = match args.as_slice() {
         [flag, canisters, results] if flag == "--page-sizes" => {
             page_sizes::sweep(Path::new(canisters), Path::new(results))
@@ -66,11 +73,18 @@ fn main() -> ExitCode {
             eprintln!(
                 "usage: bench-calls [--only KEY,...] <canister-dir> <results.yml> <flamegraph-dir>\n       \
                  bench-calls --check <canister-dir> <results.yml> <flamegraph-dir>\n       \
-                 bench-calls --page-sizes <canister-dir> <results.yml>"
+                 bench-calls --page-sizes <canister-dir> <results.yml>\n       \
+                 bench-calls --sizes [--check] [--from ROWS] [--up-to ROWS] [--only KEY,...] \
+                 <canister-dir> <size_results.yml>"
             );
             return ExitCode::from(2);
         }
     };
+    finish(outcome)
+}
+
+/// The exit code of `outcome`, its error printed.
+fn finish(outcome: Result<(), String>) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -78,6 +92,40 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--sizes`' arguments parsed, and the sweep run.
+fn size_sweep(args: &[String]) -> Result<(), String> {
+    let mut sweep = sizes::Sweep {
+        up_to: 1_000_000,
+        from: 0,
+        only: Vec::new(),
+    };
+    let mut check = false;
+    let mut paths = Vec::new();
+    let mut args = args.iter();
+    let rows = |value: Option<&String>, flag: &str| -> Result<u64, String> {
+        value
+            .and_then(|value| value.replace('_', "").parse().ok())
+            .ok_or_else(|| format!("{flag} needs a number of rows"))
+    };
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--check" => check = true,
+            "--up-to" => sweep.up_to = rows(args.next(), "--up-to")?,
+            "--from" => sweep.from = rows(args.next(), "--from")?,
+            "--only" => {
+                let keys = args.next().ok_or("--only needs configuration keys")?;
+                sweep.only = keys.split(',').map(str::to_string).collect();
+            }
+            flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
+            path => paths.push(path),
+        }
+    }
+    let [canisters, results] = paths.as_slice() else {
+        return Err("--sizes needs <canister-dir> <size_results.yml>".into());
+    };
+    sizes::run(Path::new(canisters), Path::new(results), &sweep, check)
 }
 
 /// Measures `selection` and writes `results`.

@@ -6,8 +6,8 @@
 
 use crate::reply::owner;
 use crate::results::Call;
-use crate::run::{measure_workload, PROFILES};
-use crate::tables::{fill, TableState};
+use crate::run::{measure_workload, Plan, PROFILES};
+use crate::tables::{fill, TableState, ROWS};
 use crate::workloads::{argument, Ids, Mode, Workload};
 use icrun::{Canister, Env, Options};
 use serde::Serialize;
@@ -75,7 +75,7 @@ fn measure_page_size(wasm: &[u8], init: &[u8]) -> Result<PageSizeRun, String> {
     let (mut canister, _) =
         Canister::install_with(wasm, init, owner(), Env::default(), Options::default())
             .map_err(|error| format!("installing: {error}"))?;
-    fill(&mut canister, TableState::Aged)?;
+    fill(&mut canister, TableState::Aged, ROWS)?;
     let bytes_per_row = stable_bytes_per_row(&canister);
     let base = canister.snapshot();
     let mut profiles = BTreeMap::new();
@@ -90,10 +90,11 @@ fn measure_page_size(wasm: &[u8], init: &[u8]) -> Result<PageSizeRun, String> {
         canister
             .restore(&base)
             .map_err(|error| format!("restoring: {error}"))?;
-        let mut ids = Ids::default();
+        let mut ids = Ids::new(ROWS);
         let mut calls = BTreeMap::new();
         for workload in Workload::all() {
-            let (call, _) = measure_workload(&mut canister, workload, &mut ids, false)?;
+            let (call, _) =
+                measure_workload(&mut canister, workload, &mut ids, Plan::of(workload), false)?;
             calls.insert(workload.key(), call);
         }
         // The first get after an upgrade, the page cache empty.

@@ -139,7 +139,7 @@ fn filled(
 ) -> Result<(CanisterSnapshot, Storage), String> {
     let (mut canister, _) = Canister::install(wasm, &config.init, owner(), Env::default())
         .map_err(|error| format!("installing {}: {error}", config.key))?;
-    fill(&mut canister, state)?;
+    fill(&mut canister, state, ROWS)?;
     let storage = Storage::of(canister.stable_memory(), ROWS);
     Ok((canister.snapshot(), storage))
 }
@@ -178,11 +178,17 @@ impl Run<'_> {
         canister
             .restore(self.base)
             .map_err(|error| format!("restoring {}: {error}", self.config.key))?;
-        let mut ids = Ids::default();
+        let mut ids = Ids::new(ROWS);
         let mut calls = BTreeMap::new();
         for workload in Workload::all() {
             let trace_it = self.traced && workload.traced();
-            let (call, traced) = measure_workload(&mut canister, workload, &mut ids, trace_it)?;
+            let (call, traced) = measure_workload(
+                &mut canister,
+                workload,
+                &mut ids,
+                Plan::of(workload),
+                trace_it,
+            )?;
             if let Some((result, trace)) = traced {
                 let name = format!(
                     "{}_{}_{}",
@@ -201,18 +207,38 @@ impl Run<'_> {
     }
 }
 
-/// Runs `workload`'s warm-up and measured messages; returns the call's figures and, if
-/// `trace_it`, the median message's result and trace.
+/// How many messages of a workload run: unmeasured first, then measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Plan {
+    /// Messages run first, unmeasured.
+    pub warmup: usize,
+    /// Messages measured.
+    pub measured: usize,
+}
+
+impl Plan {
+    /// The suite's plan of `workload`: [`WARMUP_MESSAGES`], then [`Workload::messages`].
+    pub fn of(workload: Workload) -> Plan {
+        Plan {
+            warmup: WARMUP_MESSAGES,
+            measured: workload.messages(),
+        }
+    }
+}
+
+/// Runs `workload`'s warm-up and measured messages as `plan` says; returns the call's figures
+/// and, if `trace_it`, the median message's result and trace.
 pub(crate) fn measure_workload(
     canister: &mut Canister,
     workload: Workload,
     ids: &mut Ids,
+    plan: Plan,
     trace_it: bool,
 ) -> Result<(Call, Option<(CallResult, Trace)>), String> {
     let mut measured = Vec::new();
-    for message in 0..WARMUP_MESSAGES + workload.messages() {
+    for message in 0..plan.warmup + plan.measured {
         let arg = argument(workload, ids)?;
-        let is_measured = message >= WARMUP_MESSAGES;
+        let is_measured = message >= plan.warmup;
         canister.record_traces(trace_it && is_measured);
         let result = execute(canister, workload, &arg);
         check_reply(&result, workload)?;

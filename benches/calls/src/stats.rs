@@ -1,9 +1,9 @@
 //! The spread of a workload's messages: mean and percentiles of their instructions.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The spread of a set of measured values (instructions of messages, or per row).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     /// Messages measured.
     pub messages: u64,

@@ -13,7 +13,6 @@
 //!   most once), every missing id is absent.
 
 use crate::draw::{Distinct, Rng};
-use crate::tables::ROWS;
 use candid::utils::ArgumentEncoder;
 use userstore::User;
 use userstore_benches::tables::{preloaded_user, ID_STEP, USERNAME_BYTES};
@@ -35,6 +34,9 @@ pub const BATCH_SIZES: [usize; 2] = [100, 1_000];
 
 /// Rows per scattered batch message.
 pub const SCATTERED_BATCH: usize = 1_000;
+
+/// Users a `list_users` message asks for.
+pub const PAGE_ROWS: u64 = 100;
 
 /// The seed every run draws its ids from.
 const IDS_SEED: u64 = 0x1D5_2026_1125;
@@ -213,6 +215,8 @@ impl Workload {
 /// The ids of one run's messages, drawn so that no two messages collide.
 #[derive(Debug, Clone)]
 pub struct Ids {
+    /// Rows of the table the run starts from.
+    rows: u64,
     /// Positions of the table (id ÷ [`ID_STEP`]) not yet deleted, drawn uniformly.
     existing: Rng,
     /// Positions deleted, never drawn again for a read or an update.
@@ -223,30 +227,30 @@ pub struct Ids {
     above: u64,
 }
 
-impl Default for Ids {
-    fn default() -> Self {
+impl Ids {
+    /// The draws of a run on a table of `rows` users (ids `0, 10, ...`).
+    pub fn new(rows: u64) -> Self {
         Ids {
+            rows,
             existing: Rng::new(IDS_SEED),
-            deleted: Distinct::new(IDS_SEED ^ 0xDE1E7E, ROWS),
-            between: Distinct::new(IDS_SEED ^ 0xB37, ROWS),
-            above: ROWS,
+            deleted: Distinct::new(IDS_SEED ^ 0xDE1E7E, rows),
+            between: Distinct::new(IDS_SEED ^ 0xB37, rows),
+            above: rows,
         }
     }
-}
 
-impl Ids {
     /// `n` new ids between `n` consecutive existing ones, from a start drawn uniformly.
-    fn between_run(&mut self, n: usize) -> Vec<u64> {
+    fn between_run(&mut self, n: usize) -> Result<Vec<u64>, String> {
         self.between
             .take_run(n as u64)
-            .map(|position| position * ID_STEP + 5)
-            .collect()
+            .map(|run| run.map(|position| position * ID_STEP + 5).collect())
+            .ok_or_else(|| format!("no run of {n} free ids between the table's left"))
     }
 
     /// `n` consecutive existing ids (none deleted), from a start drawn uniformly.
     fn existing_run(&mut self, n: usize) -> Vec<u64> {
         loop {
-            let start = self.existing.below(ROWS - n as u64 + 1);
+            let start = self.existing.below(self.rows - n as u64 + 1);
             let run = start..start + n as u64;
             if run.clone().all(|position| !self.deleted.contains(position)) {
                 return run.map(|position| position * ID_STEP).collect();
@@ -255,11 +259,11 @@ impl Ids {
     }
 
     /// `n` consecutive existing ids, each deleted from now on, from a start drawn uniformly.
-    fn delete_run(&mut self, n: usize) -> Vec<u64> {
+    fn delete_run(&mut self, n: usize) -> Result<Vec<u64>, String> {
         self.deleted
             .take_run(n as u64)
-            .map(|position| position * ID_STEP)
-            .collect()
+            .map(|run| run.map(|position| position * ID_STEP).collect())
+            .ok_or_else(|| format!("no run of {n} rows left to delete"))
     }
 
     /// `n` new ids between existing ones, spread over the table.
@@ -286,9 +290,20 @@ impl Ids {
     /// An existing id, drawn uniformly among those not deleted.
     fn existing(&mut self) -> u64 {
         loop {
-            let position = self.existing.below(ROWS);
+            let position = self.existing.below(self.rows);
             if !self.deleted_contains(position) {
                 return position * ID_STEP;
+            }
+        }
+    }
+
+    /// An existing id with at least `n` rows above it, drawn as [`Ids::existing`] draws
+    /// (the same draws wherever the table is large enough that none lands that high).
+    fn existing_below_last(&mut self, n: u64) -> u64 {
+        loop {
+            let id = self.existing();
+            if id / ID_STEP + n < self.rows {
+                return id;
             }
         }
     }
@@ -344,7 +359,7 @@ pub fn argument(workload: Workload, ids: &mut Ids) -> Result<Vec<u8>, String> {
         Workload::Update => encode((ids.existing(), "r".repeat(USERNAME_BYTES))),
         Workload::Delete => encode((ids.take_for_deletion(1)[0],)),
         Workload::InsertBetweenBatch(n) => encode((ids
-            .between_run(n)
+            .between_run(n)?
             .into_iter()
             .map(new_user)
             .collect::<Vec<_>>(),)),
@@ -364,8 +379,8 @@ pub fn argument(workload: Workload, ids: &mut Ids) -> Result<Vec<u8>, String> {
             .into_iter()
             .map(renamed)
             .collect::<Vec<_>>(),)),
-        Workload::DeleteBatch(n) => encode((ids.delete_run(n),)),
-        Workload::Page => encode((Some(ids.existing()), 100u32)),
+        Workload::DeleteBatch(n) => encode((ids.delete_run(n)?,)),
+        Workload::Page => encode((Some(ids.existing_below_last(PAGE_ROWS)), PAGE_ROWS as u32)),
         Workload::Count => encode(()),
     }
 }
@@ -373,11 +388,12 @@ pub fn argument(workload: Workload, ids: &mut Ids) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tables::ROWS;
     use std::collections::HashSet;
 
     #[test]
     fn ids_never_collide() {
-        let mut ids = Ids::default();
+        let mut ids = Ids::new(ROWS);
         let deleted: Vec<u64> = (0..20).flat_map(|_| ids.take_for_deletion(500)).collect();
         assert_eq!(deleted.iter().collect::<HashSet<_>>().len(), deleted.len());
         assert!(deleted

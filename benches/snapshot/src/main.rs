@@ -26,7 +26,7 @@ use userstore_benches::tables::TableSize;
 const ROWS_PER_MESSAGE: u64 = 100_000;
 
 /// The engines the `seed` update fills, by the names it takes.
-const ENGINES: [&str; 3] = ["btree", "sqlite", "stable-sqlite"];
+const ENGINES: [&str; 4] = ["btree", "sqlite", "stable-sqlite", "page-tree"];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

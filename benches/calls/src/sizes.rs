@@ -1,0 +1,391 @@
+//! The size sweep (`bench-calls --sizes`): what the headline calls cost as the table grows,
+//! from 10,000 users to as many as the run is given, for one configuration of every engine
+//! of the registry (the one it traces) and the ic-sqlite-vfs peer, on aged and ascending
+//! tables, under both metering profiles, the IC's current meter first.
+//!
+//! Every size is its own table, filled through the canister's `insert_users` in the order
+//! of its state (the same orders as the 1,000,000-row suite: [`TableState::insertion_order`]),
+//! and every workload runs on a fresh copy of it, so a figure is the cost of a call on a
+//! table of exactly that many rows. The fill's own instructions, under the current meter, are
+//! reported per row with the stable memory the table takes.
+//!
+//! The results file keeps the sizes a run did not measure: the large sizes, which take hours,
+//! are measured by a run given a larger `--up-to` and kept while later runs measure the
+//! small ones again. `--check` measures and compares instead of writing, figure for figure
+//! (instruction counts are deterministic).
+
+use crate::check::compare;
+use crate::reply::owner;
+use crate::run::{measure_workload, Plan, PROFILES};
+use crate::stats::Spread;
+use crate::storage::Storage;
+use crate::tables::{fill, TableState};
+use crate::workloads::{Ids, Mode, Workload, SCATTERED_BATCH};
+use icrun::{Canister, Env, Metering, Options};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+/// The table sizes of the sweep, in rows.
+pub const SIZES: [u64; 9] = [
+    10_000,
+    30_000,
+    100_000,
+    300_000,
+    1_000_000,
+    3_000_000,
+    10_000_000,
+    30_000_000,
+    100_000_000,
+];
+
+/// The batch size of the sweep's batch workloads.
+const BATCH: usize = 1_000;
+
+/// The workloads of the sweep, in the order they run (each on its own copy of the table).
+pub fn workloads() -> Vec<Workload> {
+    vec![
+        Workload::Get(Mode::Query),
+        Workload::GetMissing,
+        Workload::Page,
+        Workload::Count,
+        Workload::InsertBetween,
+        Workload::Update,
+        Workload::Delete,
+        Workload::InsertBetweenBatch(BATCH),
+        Workload::InsertAboveBatch(BATCH),
+        Workload::InsertScattered(SCATTERED_BATCH),
+    ]
+}
+
+/// The seed's batch table (issue 26 §2): `insert_users` of `n` new users between existing
+/// ones, one message, on the 1,000,000-row table, for these `n`.
+pub const SEED_BATCHES: [usize; 6] = [1, 10, 50, 100, 1_000, 10_000];
+
+/// The table size of the seed's batch table.
+pub const SEED_BATCH_ROWS: u64 = 1_000_000;
+
+/// A batch workload's messages in the sweep: one unmeasured, then
+/// [`BATCH_MESSAGES_MEASURED`], so that the smallest table holds the rows they draw.
+const BATCH_MESSAGES_MEASURED: usize = 3;
+
+/// The sweep's plan of `workload`: the suite's, but fewer batch messages.
+fn plan(workload: Workload) -> Plan {
+    if workload.rows() > 1 {
+        Plan {
+            warmup: 1,
+            measured: BATCH_MESSAGES_MEASURED,
+        }
+    } else {
+        Plan::of(workload)
+    }
+}
+
+/// By metering profile, table state, configuration, rows and workload: the spread of the
+/// workload's messages (per row for a batch).
+pub type SizeCalls =
+    BTreeMap<String, BTreeMap<String, BTreeMap<String, BTreeMap<u64, BTreeMap<String, Spread>>>>>;
+
+/// By metering profile, table state, configuration and batch size: the spread per row.
+pub type SeedBatches = BTreeMap<String, BTreeMap<String, BTreeMap<String, BTreeMap<u64, Spread>>>>;
+
+/// A filled table of the sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    /// Stable memory per row, in bytes (to one decimal).
+    pub stable_bytes_per_row: f64,
+    /// The engine's own share of it.
+    pub engine_bytes_per_row: f64,
+    /// Instructions of the fill's `insert_users` messages per row, under the current meter.
+    pub fill_instructions_per_row: u64,
+}
+
+/// The whole file.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct SizeResults {
+    /// Every call measured.
+    pub calls: SizeCalls,
+    /// Every table filled, by state, configuration and rows.
+    pub tables: BTreeMap<String, BTreeMap<String, BTreeMap<u64, Table>>>,
+    /// The seed's batch table: by profile, state, configuration and batch size, the
+    /// spread per row of `insert_users` of that many new users between existing ones, on
+    /// the table of [`SEED_BATCH_ROWS`].
+    #[serde(default)]
+    pub seed_batches: SeedBatches,
+}
+
+/// What a sweep measures.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    /// The largest size measured.
+    pub up_to: u64,
+    /// The smallest size measured.
+    pub from: u64,
+    /// Configuration keys to measure; the traced configuration of every engine when empty.
+    pub only: Vec<String>,
+}
+
+/// The file's first line.
+const HEADER: &str =
+    "# Generated by bench-calls --sizes (scripts/bench.sh --sizes): what one call to \
+                      a store canister costs as its table grows. Do not edit.\n";
+
+/// Runs `sweep` and merges its figures into `results` (or, with `check`, compares them with
+/// the committed ones there).
+pub fn run(canisters: &Path, results: &Path, sweep: &Sweep, check: bool) -> Result<(), String> {
+    let measured = measure(canisters, sweep)?;
+    if check {
+        let committed = std::fs::read_to_string(results)
+            .map_err(|error| format!("reading {}: {error}", results.display()))?;
+        let committed: serde_yaml::Value = serde_yaml::from_str(&committed)
+            .map_err(|error| format!("{}: {error}", results.display()))?;
+        let measured =
+            serde_yaml::to_value(&measured).map_err(|error| format!("encoding: {error}"))?;
+        let differences = compare(&measured, &committed);
+        if differences.is_empty() {
+            eprintln!("bench-calls --sizes --check: every figure measured is the committed one");
+            return Ok(());
+        }
+        for difference in &differences {
+            eprintln!("{difference}");
+        }
+        return Err(format!(
+            "{} figures differ from {}",
+            differences.len(),
+            results.display()
+        ));
+    }
+    let mut merged: SizeResults = match std::fs::read_to_string(results) {
+        Ok(text) => serde_yaml::from_str(&text)
+            .map_err(|error| format!("{}: {error}", results.display()))?,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => SizeResults::default(),
+        Err(error) => return Err(format!("reading {}: {error}", results.display())),
+    };
+    merge(&mut merged, measured);
+    let yaml = serde_yaml::to_string(&merged).map_err(|error| error.to_string())?;
+    std::fs::write(results, format!("{HEADER}{yaml}"))
+        .map_err(|error| format!("writing {}: {error}", results.display()))
+}
+
+/// `measured` written over `into`, entry by entry: what it did not measure stays.
+fn merge(into: &mut SizeResults, measured: SizeResults) {
+    for (profile, states) in measured.calls {
+        for (state, configurations) in states {
+            for (configuration, sizes) in configurations {
+                into.calls
+                    .entry(profile.clone())
+                    .or_default()
+                    .entry(state.clone())
+                    .or_default()
+                    .entry(configuration)
+                    .or_default()
+                    .extend(sizes);
+            }
+        }
+    }
+    for (profile, states) in measured.seed_batches {
+        for (state, configurations) in states {
+            for (configuration, batches) in configurations {
+                into.seed_batches
+                    .entry(profile.clone())
+                    .or_default()
+                    .entry(state.clone())
+                    .or_default()
+                    .insert(configuration, batches);
+            }
+        }
+    }
+    for (state, configurations) in measured.tables {
+        for (configuration, sizes) in configurations {
+            into.tables
+                .entry(state.clone())
+                .or_default()
+                .entry(configuration)
+                .or_default()
+                .extend(sizes);
+        }
+    }
+}
+
+/// Measures `sweep`.
+fn measure(canisters: &Path, sweep: &Sweep) -> Result<SizeResults, String> {
+    let started = Instant::now();
+    let mut out = SizeResults::default();
+    let sizes: Vec<u64> = SIZES
+        .into_iter()
+        .filter(|rows| (sweep.from..=sweep.up_to).contains(rows))
+        .collect();
+    for engine in engine_registry::engines() {
+        let configuration = engine.traced();
+        if !sweep.only.is_empty() && !sweep.only.contains(&configuration.key) {
+            continue;
+        }
+        let init = engine.init_arg(configuration)?;
+        let path = canisters.join(format!("{}.wasm", engine.canister));
+        let wasm = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        for state in TableState::ALL {
+            for rows in &sizes {
+                let table_started = Instant::now();
+                let options = Options {
+                    metering: Metering::Current,
+                    ..Options::default()
+                };
+                let (mut canister, _) =
+                    Canister::install_with(&wasm, &init, owner(), Env::default(), options)
+                        .map_err(|error| format!("installing {}: {error}", configuration.key))?;
+                let fill_instructions = fill(&mut canister, state, *rows)?;
+                let storage = Storage::of(canister.stable_memory(), *rows);
+                let base = canister.snapshot();
+                drop(canister);
+                let filled_in = table_started.elapsed();
+                out.tables
+                    .entry(state.name().to_string())
+                    .or_default()
+                    .entry(configuration.key.clone())
+                    .or_default()
+                    .insert(
+                        *rows,
+                        Table {
+                            stable_bytes_per_row: storage.stable_bytes_per_row,
+                            engine_bytes_per_row: storage.engine_bytes_per_row,
+                            fill_instructions_per_row: (fill_instructions + rows / 2) / rows,
+                        },
+                    );
+                for metering in PROFILES {
+                    let options = Options {
+                        metering,
+                        ..Options::default()
+                    };
+                    let (mut canister, _) =
+                        Canister::install_with(&wasm, &init, owner(), Env::default(), options)
+                            .map_err(|error| {
+                                format!("installing {}: {error}", configuration.key)
+                            })?;
+                    for workload in workloads() {
+                        canister
+                            .restore(&base)
+                            .map_err(|error| format!("restoring {}: {error}", configuration.key))?;
+                        let mut ids = Ids::new(*rows);
+                        let plan = plan(workload);
+                        let (call, _) =
+                            measure_workload(&mut canister, workload, &mut ids, plan, false)
+                                .map_err(|error| {
+                                    format!(
+                                        "{} {} {rows}: {error}",
+                                        configuration.key,
+                                        state.name()
+                                    )
+                                })?;
+                        out.calls
+                            .entry(metering.name().to_string())
+                            .or_default()
+                            .entry(state.name().to_string())
+                            .or_default()
+                            .entry(configuration.key.clone())
+                            .or_default()
+                            .entry(*rows)
+                            .or_default()
+                            .insert(workload.key(), call.instructions);
+                    }
+                    if *rows != SEED_BATCH_ROWS {
+                        continue;
+                    }
+                    for n in SEED_BATCHES {
+                        let workload = Workload::InsertBetweenBatch(n);
+                        canister
+                            .restore(&base)
+                            .map_err(|error| format!("restoring {}: {error}", configuration.key))?;
+                        let mut ids = Ids::new(*rows);
+                        let (call, _) = measure_workload(
+                            &mut canister,
+                            workload,
+                            &mut ids,
+                            plan(workload),
+                            false,
+                        )
+                        .map_err(|error| {
+                            format!(
+                                "{} {} batch of {n}: {error}",
+                                configuration.key,
+                                state.name()
+                            )
+                        })?;
+                        out.seed_batches
+                            .entry(metering.name().to_string())
+                            .or_default()
+                            .entry(state.name().to_string())
+                            .or_default()
+                            .entry(configuration.key.clone())
+                            .or_default()
+                            .insert(n as u64, call.instructions);
+                    }
+                }
+                eprintln!(
+                    "{} {} {rows} rows: filled in {:.1?}, measured in {:.1?} ({:.0?} so far)",
+                    configuration.key,
+                    state.name(),
+                    filled_in,
+                    table_started.elapsed() - filled_in,
+                    started.elapsed()
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spread(mean: u64) -> Spread {
+        Spread {
+            messages: 1,
+            mean,
+            p50: mean,
+            p90: mean,
+            p99: mean,
+            max: mean,
+        }
+    }
+
+    #[test]
+    fn a_merge_keeps_the_sizes_a_run_did_not_measure() {
+        let mut committed = SizeResults::default();
+        let mut measured = SizeResults::default();
+        let at = |results: &mut SizeResults, rows: u64, mean: u64| {
+            results
+                .calls
+                .entry("current".into())
+                .or_default()
+                .entry("aged".into())
+                .or_default()
+                .entry("page_tree".into())
+                .or_default()
+                .entry(rows)
+                .or_default()
+                .insert("get_1".into(), spread(mean));
+        };
+        at(&mut committed, 10_000, 1);
+        at(&mut committed, 10_000_000, 2);
+        at(&mut measured, 10_000, 3);
+        merge(&mut committed, measured);
+        let sizes = &committed.calls["current"]["aged"]["page_tree"];
+        assert_eq!(sizes[&10_000]["get_1"].mean, 3, "measured again");
+        assert_eq!(sizes[&10_000_000]["get_1"].mean, 2, "kept");
+    }
+
+    #[test]
+    fn every_sweep_workload_fits_the_smallest_table() {
+        // A workload draws at most its messages' rows of new or deleted ids from a table
+        // that is copied afresh for it.
+        for workload in workloads() {
+            let plan = plan(workload);
+            let drawn = ((plan.warmup + plan.measured) * workload.rows()) as u64;
+            // Runs of consecutive ids are drawn at random: at most half the table, so that
+            // free runs are left (a random packing of runs fills about three quarters).
+            assert!(drawn * 2 <= SIZES[0], "{} draws {drawn}", workload.key());
+        }
+    }
+}
