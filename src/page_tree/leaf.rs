@@ -346,47 +346,50 @@ impl<'m, M: Memory> Leaf<'m, M> {
         }
     }
 
-    /// Moves the users above the share `keep` (numerator, denominator) of the bytes into the
-    /// empty leaf `upper`, record by record through a buffer on the stack (no heap page is
-    /// touched); the records stay behind as garbage, or become free space when they were the
-    /// newest. Returns the first id `upper` holds.
+    /// Moves the users above the share `keep` (numerator, denominator) of the record bytes
+    /// into the empty leaf `upper`; the records stay behind as garbage, or become free space
+    /// when they were the newest. Returns the first id `upper` holds.
+    ///
+    /// Only the moved users are read (the leaf's header gives the bytes of all of them), from
+    /// the last one down, and `upper` is written in a few large writes through buffers on the
+    /// stack ([`Packer`]): a split costs in proportion to what it moves, and touches no heap
+    /// page.
     pub fn move_upper_part(
         &mut self,
         upper: &mut Leaf<'m, M>,
         keep: (usize, usize),
     ) -> Result<u64, StoreError> {
-        let mut sizes = 0;
-        let mut total = 0;
-        for index in 0..self.count {
-            total += self.record_size(index)?;
+        if self.count < 2 {
+            return Err(corrupt(self.page, "a split of a leaf with one user"));
         }
+        let total = PAGE_BYTES - self.data_start - self.garbage;
+        let to_move = total - total * keep.0 / keep.1;
         let mut cut = self.count;
-        for index in 0..self.count {
-            sizes += self.record_size(index)?;
-            if sizes * keep.1 >= total * keep.0 {
-                cut = (index + 1).clamp(1, self.count - 1);
+        let mut moved = 0;
+        loop {
+            cut -= 1;
+            moved += self.record_size(cut)?;
+            if cut == 1 || moved >= to_move {
                 break;
             }
         }
+        let mut packer = Packer::new(upper);
         let mut record = [0u8; MAX_RECORD_BYTES];
         let mut first = None;
-        let mut moved = 0;
-        let mut lowest = PAGE_BYTES;
-        let mut end = 0;
+        let (mut lowest, mut end) = (PAGE_BYTES, 0);
         for index in cut..self.count {
             let offset = self.offset(index)?;
             let size = self.record_size(index)?;
             lowest = lowest.min(offset);
             end = end.max(offset + size);
             page::read(self.memory, self.page, offset, &mut record[..size]);
-            let id = u64::from_le_bytes([
+            first.get_or_insert(u64::from_le_bytes([
                 record[0], record[1], record[2], record[3], record[4], record[5], record[6],
                 record[7],
-            ]);
-            first.get_or_insert(id);
-            upper.insert(upper.count(), id, &record[RECORD_HEAD_BYTES..size]);
-            moved += size;
+            ]));
+            packer.push(&record[..size]);
         }
+        packer.finish();
         self.count = cut;
         if lowest == self.data_start && end == self.data_start + moved {
             // The moved records were the newest, side by side (a leaf filled in ascending
@@ -444,6 +447,95 @@ impl<'m, M: Memory> Leaf<'m, M> {
     pub fn repack(self) -> Result<Self, StoreError> {
         let records = self.records()?;
         Ok(Leaf::rewrite(self.memory, self.page, &records))
+    }
+}
+
+/// Appends records to an empty leaf in a few large writes: records gather below one another in
+/// a stack buffer, slots in another, each written out when full, the header once at the end.
+struct Packer<'a, 'm, M: Memory> {
+    leaf: &'a mut Leaf<'m, M>,
+    /// Records not yet written: the tail of `records`, ending at the leaf's `data_start`
+    /// before they were added.
+    records: [u8; PACK_RECORD_BYTES],
+    records_len: usize,
+    /// Slots not yet written, from slot `slots_from` on.
+    slots: [u8; PACK_SLOT_BYTES],
+    slots_len: usize,
+    slots_from: usize,
+}
+
+/// Bytes of records a [`Packer`] gathers before a write.
+const PACK_RECORD_BYTES: usize = 4096;
+
+/// Bytes of slots a [`Packer`] gathers before a write.
+const PACK_SLOT_BYTES: usize = 512;
+
+impl<'a, 'm, M: Memory> Packer<'a, 'm, M> {
+    fn new(leaf: &'a mut Leaf<'m, M>) -> Self {
+        let slots_from = leaf.count;
+        Packer {
+            leaf,
+            records: [0; PACK_RECORD_BYTES],
+            records_len: 0,
+            slots: [0; PACK_SLOT_BYTES],
+            slots_len: 0,
+            slots_from,
+        }
+    }
+
+    /// Adds `record` (id, length, username) after the leaf's users; it must fit the leaf.
+    fn push(&mut self, record: &[u8]) {
+        if self.records_len + record.len() > PACK_RECORD_BYTES {
+            self.flush_records();
+        }
+        let start = PACK_RECORD_BYTES - self.records_len - record.len();
+        self.records[start..start + record.len()].copy_from_slice(record);
+        self.records_len += record.len();
+        // The record's place once written: below the ones written and gathered before it.
+        let offset = self.leaf.data_start - self.records_len;
+        if self.slots_len + SLOT_BYTES > PACK_SLOT_BYTES {
+            self.flush_slots();
+        }
+        self.slots[self.slots_len..self.slots_len + SLOT_BYTES]
+            .copy_from_slice(&(offset as u16).to_le_bytes());
+        self.slots_len += SLOT_BYTES;
+        self.leaf.count += 1;
+    }
+
+    fn flush_records(&mut self) {
+        if self.records_len == 0 {
+            return;
+        }
+        let start = PACK_RECORD_BYTES - self.records_len;
+        self.leaf.data_start -= self.records_len;
+        page::write(
+            self.leaf.memory,
+            self.leaf.page,
+            self.leaf.data_start,
+            &self.records[start..],
+        );
+        self.records_len = 0;
+    }
+
+    fn flush_slots(&mut self) {
+        if self.slots_len == 0 {
+            return;
+        }
+        page::write(
+            self.leaf.memory,
+            self.leaf.page,
+            HEADER_BYTES + self.slots_from * SLOT_BYTES,
+            &self.slots[..self.slots_len],
+        );
+        self.slots_from += self.slots_len / SLOT_BYTES;
+        self.slots_len = 0;
+    }
+
+    /// Writes what is gathered and the header.
+    fn finish(mut self) {
+        self.flush_records();
+        self.flush_slots();
+        self.leaf.write_header();
     }
 }
 
@@ -509,6 +601,55 @@ mod tests {
         assert_eq!(leaf.room_for(100), Room::AfterRepack);
         let leaf = leaf.repack().unwrap();
         assert_eq!(leaf.room_for(100), Room::Free);
+    }
+
+    #[test]
+    fn a_split_moves_the_upper_share_of_the_bytes_and_keeps_every_record() {
+        for (keep, ascending) in [((1, 2), false), ((1, 2), true), ((7, 8), true)] {
+            let memory = memory();
+            let mut leaf = Leaf::create(&memory, 0);
+            // Names of varied lengths; in ascending order or not, until the leaf is full.
+            let mut ids: Vec<u64> = (0..2_000).collect();
+            if !ascending {
+                ids = ids.iter().map(|i| i * 7_919 % 2_000).collect();
+            }
+            let mut kept = Vec::new();
+            for id in ids {
+                let name = "x".repeat(1 + (id as usize * 37) % 120);
+                if leaf.room_for(name.len()) != Room::Free {
+                    break;
+                }
+                let at = leaf.search(id).unwrap().unwrap_err();
+                leaf.insert(at, id, name.as_bytes());
+                kept.push(record(id, &name));
+            }
+            kept.sort_by_key(|record| record.id);
+            let mut upper = Leaf::create(&memory, 1);
+            let first = leaf.move_upper_part(&mut upper, keep).unwrap();
+            let (lower, upper) = (
+                Leaf::load(&memory, 0).unwrap(),
+                Leaf::load(&memory, 1).unwrap(),
+            );
+            let (low, high) = (lower.records().unwrap(), upper.records().unwrap());
+            assert_eq!(high[0].id, first);
+            assert_eq!([low.clone(), high.clone()].concat(), kept, "{keep:?}");
+            let bytes = |records: &[Record]| -> usize {
+                records
+                    .iter()
+                    .map(|r| RECORD_HEAD_BYTES + r.username.len())
+                    .sum()
+            };
+            let (moved, total) = (bytes(&high), bytes(&kept));
+            assert!(
+                moved * keep.1 >= total * (keep.1 - keep.0),
+                "{keep:?}: moved {moved}"
+            );
+            assert!((moved - bytes(&high[..1])) * keep.1 < total * (keep.1 - keep.0));
+            // The moved bytes are free space when they were the newest, garbage otherwise.
+            assert_eq!(lower.garbage, if ascending { 0 } else { moved }, "{keep:?}");
+            assert_eq!(upper.garbage, 0);
+            assert_eq!(upper.live_bytes(), moved + high.len() * SLOT_BYTES);
+        }
     }
 
     #[test]
