@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 /// Size of a stable memory page, in bytes (docs/metering.md §5: pages are 64 KiB; also the
 /// unit the memory tracker of [`crate::Metering::Current`] charges, §6).
@@ -20,7 +21,9 @@ pub const DIRTY_PAGE_SIZE: u64 = 4 * 1024;
 /// The largest stable memory, in 64 KiB pages (docs/metering.md §7: 500 GiB).
 pub const MAX_PAGES: u64 = 500 * 1024 * 1024 * 1024 / PAGE_SIZE;
 
-type Page = Box<[u8]>;
+/// A page, shared between a memory and its clones (a snapshot, the undo log) until one of
+/// them writes it: cloning a memory of gigabytes copies no page.
+type Page = Arc<[u8]>;
 
 /// An access outside the current size of stable memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,8 +184,8 @@ impl StableMemory {
             let data = self
                 .pages
                 .entry(page)
-                .or_insert_with(|| vec![0u8; PAGE_SIZE as usize].into_boxed_slice());
-            data[within..within + n].copy_from_slice(&src[done..done + n]);
+                .or_insert_with(|| Arc::from(vec![0u8; PAGE_SIZE as usize]));
+            Arc::make_mut(data)[within..within + n].copy_from_slice(&src[done..done + n]);
             done += n;
         }
         Ok(())
@@ -227,7 +230,7 @@ impl StableMemory {
             if chunk.iter().any(|b| *b != 0) {
                 let mut page = vec![0u8; PAGE_SIZE as usize];
                 page[..chunk.len()].copy_from_slice(chunk);
-                self.pages.insert(index as u64, page.into_boxed_slice());
+                self.pages.insert(index as u64, Arc::from(page));
             }
         }
         self.begin();
@@ -285,6 +288,33 @@ mod tests {
         assert_eq!(stable.read(999 * PAGE_SIZE, &mut buf), Ok(()));
         assert_eq!(buf, [0; 8]);
         assert_eq!(stable.allocated_pages(), 0);
+    }
+
+    #[test]
+    fn a_clone_shares_its_pages_until_either_writes_them() {
+        let mut stable = StableMemory::new();
+        stable.grow(2, MAX_PAGES);
+        stable.write(0, &[1; 8]).unwrap();
+        stable.write(PAGE_SIZE, &[2; 8]).unwrap();
+        stable.commit();
+        let mut copy = stable.clone();
+        assert!(Arc::ptr_eq(&stable.pages[&0], &copy.pages[&0]), "shared");
+        copy.write(4, &[9]).unwrap();
+        copy.commit();
+        let (mut original, mut copied) = ([0; 8], [0; 8]);
+        stable.read(0, &mut original).unwrap();
+        copy.read(0, &mut copied).unwrap();
+        assert_eq!(original, [1; 8], "the original is unchanged");
+        assert_eq!(copied, [1, 1, 1, 1, 9, 1, 1, 1]);
+        assert!(
+            Arc::ptr_eq(&stable.pages[&1], &copy.pages[&1]),
+            "the other page still shared"
+        );
+        // A rolled-back write in the original leaves the copy as it was too.
+        stable.write(PAGE_SIZE, &[7]).unwrap();
+        stable.rollback();
+        copy.read(PAGE_SIZE, &mut copied).unwrap();
+        assert_eq!(copied, [2; 8]);
     }
 
     #[test]
