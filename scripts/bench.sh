@@ -16,12 +16,21 @@
 #                                    canisters/engines.toml on the real `wasmtime serve`, on
 #                                    1,000,000-row aged tables (benches/edge; about 20 minutes
 #                                    on 2 cores), into edge_results.yml and docs/RESULTS.md
+#        scripts/bench.sh --sizes [ROWS]
+#                                    only the size sweep (bench-calls --sizes): one
+#                                    configuration of every engine and the peer on tables
+#                                    of 10,000 rows up to ROWS (default 1,000,000; the sizes
+#                                    are 10k, 30k, 100k, ..., 100M), merged into
+#                                    size_results.yml, then docs/RESULTS.md (docs/scale.md
+#                                    gives the time and memory each size takes; the full
+#                                    run measures the sizes up to 100,000 again)
 #        scripts/bench.sh --check    run CI's subset of the per-call suite (one configuration
 #                                    of every engine, aged tables, both profiles, with their
 #                                    flame graphs: bench-calls --check) and the whole canbench
 #                                    suite, and fail if any figure differs from the committed
 #                                    files (canbench's beyond its noise threshold, the rest
 #                                    exactly), and if docs/RESULTS.md is not what they give;
+#                                    the size sweep's two smallest sizes (compared exactly),
 #                                    and a small run of the edge benchmark (20,000 rows; its
 #                                    wall-clock figures are not compared, they only must come)
 set -euo pipefail
@@ -31,11 +40,15 @@ ensure_python_yaml
 cd "$ROOT"
 
 mode=persist
+# The largest table of the size sweep: the full run measures the sizes up to it again (the
+# results file keeps the larger ones measured by `--sizes ROWS`).
+sizes_up_to=100000
 case "${1:-}" in
   "") ;;
   --check) mode=check ;;
   --edge) mode=edge ;;
-  *) echo "usage: scripts/bench.sh [--check | --edge]" >&2; exit 2 ;;
+  --sizes) mode=sizes; sizes_up_to=${2:-1000000} ;;
+  *) echo "usage: scripts/bench.sh [--check | --edge | --sizes [ROWS]]" >&2; exit 2 ;;
 esac
 
 # edge_bench ARGS...: builds the edge components and the benchmark, and runs it.
@@ -74,11 +87,17 @@ if [ "$mode" = check ]; then
   for svg in "$flamegraphs"/*.svg; do
     cmp "$svg" "docs/flamegraphs/$(basename "$svg")"
   done
+  log "measuring the size sweep's two smallest sizes again and comparing them with size_results.yml"
+  "$ROOT/target/debug/bench-calls" --sizes --check --up-to 30000 "$ROOT/target/canisters" size_results.yml
 elif [ "$mode" = persist ]; then
   flamegraphs="$ROOT/docs/flamegraphs"
   rm -rf "$flamegraphs"
   log "measuring one call at a time: the store canisters on 1,000,000-row tables (bench-calls)"
   "$ROOT/target/debug/bench-calls" "$ROOT/target/canisters" "$ROOT/per_call_results.yml" "$flamegraphs"
+fi
+if [ "$mode" = persist ] || [ "$mode" = sizes ]; then
+  log "the size sweep up to $sizes_up_to rows (bench-calls --sizes), merged into size_results.yml"
+  "$ROOT/target/debug/bench-calls" --sizes --up-to "$sizes_up_to" "$ROOT/target/canisters" "$ROOT/size_results.yml"
 fi
 
 CACHE="$ROOT/.cache/bench"
@@ -135,7 +154,7 @@ python3 "$ROOT/scripts/report.py" canbench_results.yml "$storage" per_call_resul
 
 # The node-cache peer needs ic-stable-structures' main branch, which only GitHub has
 # (docs/node-cache.md): measured when a clone is given, and said so when it is not.
-if [ "$mode" = edge ]; then
+if [ "$mode" = edge ] || [ "$mode" = sizes ]; then
   exit 0
 elif [ -n "${STABLE_STRUCTURES_GIT:-}" ]; then
   log "the node-cache peer (scripts/node_cache_peer.sh $STABLE_STRUCTURES_GIT)"

@@ -20,6 +20,7 @@ import yaml
 import registry
 import report_calls
 import report_edge
+import report_sizes
 
 # The engine configurations of the canbench suite: this crate's engines in the registry
 # (canisters/engines.toml), whose configuration keys are the suite's engine prefixes.
@@ -449,6 +450,9 @@ def main():
     # The edge benchmark's file sits beside the per-call results (absent: no edge part).
     edge_results = Path(per_call_path).parent / "edge_results.yml"
     lines += report_edge.section(edge_results)
+    # The size sweep's file sits there too (absent: no size part).
+    size_results = Path(per_call_path).parent / "size_results.yml"
+    lines += report_sizes.section(size_results, chart_dir, rel, svg_chart)
     lines += [
         "## The engines alone: the canbench suite",
         "",

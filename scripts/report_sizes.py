@@ -1,0 +1,253 @@
+"""The size sweep's part of docs/RESULTS.md (and its charts), from size_results.yml.
+
+`bench-calls --sizes` (scripts/bench.sh --sizes) measures one configuration of every engine
+on tables of 10,000 rows up to as many as it is given; this module turns its file into
+tables (one per workload, rows by engine), charts (cost against table size, log-log, one line
+per engine) and the seed's batch table beside the published figures it answers
+(../shared/anchors.md A). Nothing is typed in but those published figures.
+"""
+from pathlib import Path
+
+import yaml
+
+import registry
+
+PROFILE_CURRENT = "current"
+PROFILE_OLD = "pocketic-13"
+
+# The sweep's workloads, in the order the tables show them.
+WORKLOADS = [
+    ("get_1", "get_user (query)"),
+    ("get_missing_1", "get_user of an absent id (query)"),
+    ("insert_between_1", "insert_user between existing ids"),
+    ("update_1", "update_username"),
+    ("delete_1", "delete_user"),
+    ("insert_between_1000", "insert_users of 1,000 consecutive new ids between existing ones, per row"),
+    ("insert_above_1000", "insert_users of 1,000 ids above every id, per row"),
+    ("insert_scattered_1000", "insert_users of 1,000 new ids scattered over the table, per row"),
+    ("page_100", "list_users of 100 (query)"),
+    ("count", "count_users (query)"),
+]
+
+# ../shared/anchors.md A, second table: the forum post's code on a real 1,000,000-row table,
+# by rows really inserted in one transaction (cold, one query, the old meter).
+PUBLISHED_1M = {
+    1: {"btree": 57_303, "sqlite_memory": 201_807},
+    10: {"btree": 627_561, "sqlite_memory": 329_996},
+    100: {"btree": 6_482_489, "sqlite_memory": 3_717_195},
+    1000: {"btree": 65_003_465, "sqlite_memory": 21_054_269},
+}
+
+
+def load(path):
+    path = Path(path)
+    if not path.exists():
+        return None
+    return yaml.safe_load(path.read_text())
+
+
+def fmt(number):
+    return "-" if number is None else f"{number:,}"
+
+
+def labels():
+    return dict(registry.configuration_labels())
+
+
+def configurations(data):
+    """The configurations measured, in the registry's order."""
+    measured = set()
+    for states in data.get("calls", {}).values():
+        for configs in states.values():
+            measured.update(configs)
+    return [key for key, _ in registry.configuration_labels() if key in measured]
+
+
+def sizes_of(data, profile, state, config):
+    return sorted(data.get("calls", {}).get(profile, {}).get(state, {}).get(config, {}))
+
+
+def figure(data, profile, state, config, rows, workload):
+    return (data.get("calls", {}).get(profile, {}).get(state, {}).get(config, {})
+            .get(rows, {}).get(workload))
+
+
+def all_sizes(data, profile, state):
+    sizes = set()
+    for config in configurations(data):
+        sizes.update(sizes_of(data, profile, state, config))
+    return sorted(sizes)
+
+
+def workload_table(data, profile, state, workload, with_p99):
+    label = labels()
+    configs = configurations(data)
+    lines = ["| rows | " + " | ".join(label[c] for c in configs) + " |",
+             "|---:" + "|---:" * len(configs) + "|"]
+    for rows in all_sizes(data, profile, state):
+        cells = []
+        for config in configs:
+            spread = figure(data, profile, state, config, rows, workload)
+            if spread is None:
+                cells.append("not measured")
+            elif with_p99:
+                cells.append(f"{fmt(spread['mean'])} ({fmt(spread['p99'])})")
+            else:
+                cells.append(fmt(spread["mean"]))
+        lines.append(f"| {rows:,} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def growth_line(data, profile, state, workload):
+    """How each engine's mean moves from the smallest to the largest size it was measured at."""
+    label = labels()
+    parts = []
+    for config in configurations(data):
+        sizes = [rows for rows in sizes_of(data, profile, state, config)
+                 if figure(data, profile, state, config, rows, workload)]
+        if len(sizes) < 2:
+            continue
+        first = figure(data, profile, state, config, sizes[0], workload)["mean"]
+        last = figure(data, profile, state, config, sizes[-1], workload)["mean"]
+        parts.append(f"{label[config]} {fmt(first)} → {fmt(last)} ({last / first:.2f}×, "
+                     f"{sizes[0]:,} → {sizes[-1]:,} rows)")
+    return "From the smallest table to the largest: " + "; ".join(parts) + "." if parts else ""
+
+
+def tables_section(data):
+    label = labels()
+    lines = ["### Stable memory and the cost of filling, per row", "",
+             "`engine bytes` counts the engine's own memories (docs/RESULTS.md, \"Storage\"); "
+             "`stable bytes` the whole stable memory, whose fixed part (the memory manager's "
+             "buckets, the settings) dominates small tables. `fill` is the instructions of the "
+             "`insert_users` messages that built the table, per row, under the current meter "
+             "(100 messages of random-order rows for the aged tables below 1,000,000 rows, "
+             "10,000 rows a message from there).", ""]
+    for state in ("aged", "ascending"):
+        states = data.get("tables", {}).get(state, {})
+        configs = [c for c in configurations(data) if c in states]
+        if not configs:
+            continue
+        lines += [f"**{state.capitalize()} tables**: engine bytes per row / fill instructions per row", "",
+                  "| rows | " + " | ".join(label[c] for c in configs) + " |",
+                  "|---:" + "|---:" * len(configs) + "|"]
+        sizes = sorted({rows for c in configs for rows in states[c]})
+        for rows in sizes:
+            cells = []
+            for config in configs:
+                table = states[config].get(rows)
+                cells.append("-" if table is None else
+                             f"{table['engine_bytes_per_row']:.1f} / {fmt(table['fill_instructions_per_row'])}")
+            lines.append(f"| {rows:,} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
+def seed_batches_section(data):
+    batches = data.get("seed_batches", {})
+    if not batches:
+        return []
+    label = labels()
+    lines = ["### The seed's batch table, under today's meter", "",
+             "`insert_users` of n new users between existing ids, one message, on the "
+             "1,000,000-row table: instructions **per row** (the message's mean over its rows, "
+             "3 messages after 1 unmeasured), under the IC's current meter and canbench's "
+             "(`pocketic-13`). The published figures (the forum post's code on a real "
+             "1,000,000-row table, `../shared/anchors.md` A) are per message of n rows, one "
+             "query, cold, in the ascending table, under the old meter; beside them, ours under "
+             "that meter on the ascending table, per message (per row × n).", ""]
+    for profile, title in ((PROFILE_CURRENT, "current meter"), (PROFILE_OLD, "canbench's meter")):
+        for state in ("aged", "ascending"):
+            configs = [c for c in configurations(data)
+                       if c in batches.get(profile, {}).get(state, {})]
+            if not configs:
+                continue
+            ns = sorted({n for c in configs for n in batches[profile][state][c]})
+            lines += [f"**{state.capitalize()} table, {title}**, per row", "",
+                      "| n | " + " | ".join(label[c] for c in configs) + " |",
+                      "|---:" + "|---:" * len(configs) + "|"]
+            for n in ns:
+                cells = [fmt(batches[profile][state][c].get(n, {}).get("mean")) for c in configs]
+                lines.append(f"| {n:,} | " + " | ".join(cells) + " |")
+            lines.append("")
+    old = batches.get(PROFILE_OLD, {}).get("ascending", {})
+    if old:
+        lines += ["**Against the published figures** (per message of n rows, old meter)", "",
+                  "| n | engine | published (cold, one query) | ours (ascending table, one message) |",
+                  "|---:|---|---:|---:|"]
+        for n, published in PUBLISHED_1M.items():
+            for config, figure_published in published.items():
+                ours = old.get(config, {}).get(n, {}).get("mean")
+                lines.append(f"| {n:,} | {label[config]} | {fmt(figure_published)} | "
+                             f"{fmt(None if ours is None else ours * n)} |")
+        lines += ["", "The published SQLite is the WASI engine with the `MEMORY` journal and "
+                  "ic-rusqlite's defaults; ours is the same engine with the canister's defaults "
+                  "(16 KiB pages). Ours is a whole message (Candid argument and reply, the "
+                  "canister's checks), theirs the insert loop of a bench.", ""]
+    return lines
+
+
+def charts(data, chart_dir, svg_chart):
+    """One chart per workload: mean against rows, aged table, current meter."""
+    label = labels()
+    made = []
+    Path(chart_dir).mkdir(parents=True, exist_ok=True)
+    for workload, title in WORKLOADS:
+        series = {}
+        for config in configurations(data):
+            points = []
+            for rows in sizes_of(data, PROFILE_CURRENT, "aged", config):
+                spread = figure(data, PROFILE_CURRENT, "aged", config, rows, workload)
+                if spread and spread["mean"] > 0:
+                    points.append((rows, spread["mean"]))
+            if points:
+                series[label[config]] = points
+        name = f"size_{workload}.svg"
+        if svg_chart(Path(chart_dir) / name, f"{workload}: instructions by table size (aged, current meter)",
+                     series, "rows in the table", "instructions (mean)"):
+            made.append((title, name))
+    return made
+
+
+def section(path, chart_dir, chart_link, svg_chart):
+    """The size sweep's lines of docs/RESULTS.md; no lines when the file is absent."""
+    data = load(path)
+    if not data:
+        return []
+    made = charts(data, chart_dir, svg_chart)
+    label = labels()
+    measured = []
+    for config in configurations(data):
+        sizes = sizes_of(data, PROFILE_CURRENT, "aged", config)
+        if sizes:
+            measured.append(f"{label[config]} {sizes[0]:,} to {sizes[-1]:,}")
+    lines = [
+        "## How cost grows with the table: the size sweep",
+        "",
+        "From `size_results.yml` (`scripts/bench.sh --sizes`; `bench-calls --sizes`). One "
+        "configuration of every engine (the one the per-call suite traces) and the "
+        "ic-sqlite-vfs peer, on tables of exactly the size given (ids 0, 10, ..., 100-byte "
+        "names), aged (filled in a random order) and ascending, each workload on a fresh copy "
+        "of the filled table: 200 messages of each one-row call, 50 of each read of many "
+        "rows, 3 of each 1,000-row batch after 1 unmeasured. Rows measured (aged): "
+        + "; ".join(measured) + ". The sizes an engine lacks were not measured: "
+        "[docs/scale.md](scale.md) says why, and where each engine stops.",
+        "",
+        "Each cell: the mean, and in brackets the p99, under the IC's current meter "
+        "(docs/metering.md §6). Charts (log-log, aged, current meter): "
+        + ", ".join(f"[{name[5:-4]}]({chart_link}/{name})" for _, name in made) + ".",
+        "",
+    ]
+    for workload, title in WORKLOADS:
+        lines += [f"### {workload}: {title}", "", "Aged table, current meter, mean (p99):", ""]
+        lines += workload_table(data, PROFILE_CURRENT, "aged", workload, True)
+        growth = growth_line(data, PROFILE_CURRENT, "aged", workload)
+        if growth:
+            lines += [growth, ""]
+        lines += ["Ascending table, current meter, mean (p99):", ""]
+        lines += workload_table(data, PROFILE_CURRENT, "ascending", workload, True)
+        lines += ["Aged table, canbench's meter (`pocketic-13`), mean:", ""]
+        lines += workload_table(data, PROFILE_OLD, "aged", workload, False)
+    lines += tables_section(data)
+    lines += seed_batches_section(data)
+    return lines
