@@ -27,6 +27,7 @@ WORKLOADS = [
     ("insert_scattered_1000", "insert_users of 1,000 new ids scattered over the table, per row"),
     ("page_100", "list_users of 100 (query)"),
     ("count", "count_users (query)"),
+    ("upgrade", "an upgrade to the same Wasm (pre_upgrade and post_upgrade, one message)"),
 ]
 
 # ../shared/anchors.md A, second table: the forum post's code on a real 1,000,000-row table,

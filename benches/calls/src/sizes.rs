@@ -16,7 +16,7 @@
 
 use crate::check::compare;
 use crate::reply::owner;
-use crate::run::{measure_workload, Plan, PROFILES};
+use crate::run::{measure_workload, no_argument, Plan, PROFILES};
 use crate::stats::Spread;
 use crate::storage::Storage;
 use crate::tables::{fill, TableState};
@@ -39,6 +39,9 @@ pub const SIZES: [u64; 9] = [
     30_000_000,
     100_000_000,
 ];
+
+/// The key of the upgrade's figure among the workloads'.
+pub const UPGRADE: &str = "upgrade";
 
 /// The batch size of the sweep's batch workloads.
 const BATCH: usize = 1_000;
@@ -288,6 +291,33 @@ fn measure(canisters: &Path, sweep: &Sweep) -> Result<SizeResults, String> {
                             .or_default()
                             .insert(workload.key(), call.instructions);
                     }
+                    // An upgrade to the same Wasm: pre_upgrade and post_upgrade in one
+                    // message, which must fit the install limit at any size (§7).
+                    canister
+                        .restore(&base)
+                        .map_err(|error| format!("restoring {}: {error}", configuration.key))?;
+                    let upgraded =
+                        canister
+                            .upgrade(&wasm, &no_argument(), owner())
+                            .map_err(|error| {
+                                format!(
+                                    "upgrading {} {} {rows}: {error}",
+                                    configuration.key,
+                                    state.name()
+                                )
+                            })?;
+                    let upgrade = Spread::of(&[upgraded.instructions], 1)
+                        .ok_or("an upgrade measured nothing")?;
+                    out.calls
+                        .entry(metering.name().to_string())
+                        .or_default()
+                        .entry(state.name().to_string())
+                        .or_default()
+                        .entry(configuration.key.clone())
+                        .or_default()
+                        .entry(*rows)
+                        .or_default()
+                        .insert(UPGRADE.to_string(), upgrade);
                     if *rows != SEED_BATCH_ROWS {
                         continue;
                     }
