@@ -12,12 +12,8 @@ use icrun_cli::bench::BenchResult;
 use std::path::PathBuf;
 
 /// Every engine of the benchmark canister: its name for `seed`, and the prefix of its
-/// benches (in the journal mode the canister seeds with).
-const BENCH_ENGINES: [(&str, &str); 3] = [
-    ("btree", "btree"),
-    ("sqlite", "sqlite_memory"),
-    ("stable-sqlite", "stable_sqlite_memory"),
-];
+/// benches (the list the snapshot tool seeds from).
+const BENCH_ENGINES: [(&str, &str); 4] = userstore_benches::tables::SEEDED_ENGINES;
 
 fn benches_wasm() -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/canisters/benches.wasm");

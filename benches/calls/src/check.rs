@@ -28,15 +28,26 @@ pub fn subset() -> Selection {
 /// Measures [`subset`] and compares it with the committed `results`; the flame graphs go to
 /// `flamegraphs`, for the caller to compare with the committed ones.
 pub fn against(canisters: &Path, results: &Path, flamegraphs: &Path) -> Result<(), String> {
+    let measured = measure(canisters, flamegraphs, &subset())?;
+    against_file(&measured, results, "bench-calls --check")
+}
+
+/// Compares every figure of `measured` with the same figure in the committed file `results`
+/// (figures `measured` lacks are not compared), printing each that differs; `what` names
+/// the check in its message.
+pub fn against_file(
+    measured: &impl serde::Serialize,
+    results: &Path,
+    what: &str,
+) -> Result<(), String> {
     let committed = std::fs::read_to_string(results)
         .map_err(|error| format!("reading {}: {error}", results.display()))?;
     let committed: Value = serde_yaml::from_str(&committed)
         .map_err(|error| format!("{}: {error}", results.display()))?;
-    let measured = measure(canisters, flamegraphs, &subset())?;
-    let measured = serde_yaml::to_value(&measured).map_err(|error| format!("encoding: {error}"))?;
+    let measured = serde_yaml::to_value(measured).map_err(|error| format!("encoding: {error}"))?;
     let differences = compare(&measured, &committed);
     if differences.is_empty() {
-        eprintln!("bench-calls --check: every figure of the subset is the committed one");
+        eprintln!("{what}: every figure measured is the committed one");
         return Ok(());
     }
     for difference in &differences {
@@ -50,7 +61,7 @@ pub fn against(canisters: &Path, results: &Path, flamegraphs: &Path) -> Result<(
 }
 
 /// Every leaf of `measured` whose committed value differs, as `path: committed → measured`.
-pub(crate) fn compare(measured: &Value, committed: &Value) -> Vec<String> {
+fn compare(measured: &Value, committed: &Value) -> Vec<String> {
     let mut differences = Vec::new();
     walk(measured, Some(committed), String::new(), &mut differences);
     differences

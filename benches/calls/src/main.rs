@@ -20,7 +20,8 @@
 //!   canister's page-size sweep ([`page_sizes`]);
 //! - `bench-calls --sizes [--check] [--from ROWS] [--up-to ROWS] [--only KEY,...]
 //!   <canister-dir> <size_results.yml>`: the size sweep ([`sizes`]), merged into the file
-//!   (or, with `--check`, compared with it).
+//!   (or, with `--check`, compared with it); `bench-calls --sizes --merge PART.yml ...
+//!   <size_results.yml>` merges the files of sweeps run side by side into it.
 
 mod check;
 mod draw;
@@ -75,7 +76,8 @@ fn main() -> ExitCode {
                  bench-calls --check <canister-dir> <results.yml> <flamegraph-dir>\n       \
                  bench-calls --page-sizes <canister-dir> <results.yml>\n       \
                  bench-calls --sizes [--check] [--from ROWS] [--up-to ROWS] [--only KEY,...] \
-                 <canister-dir> <size_results.yml>"
+                 <canister-dir> <size_results.yml>\n       \
+                 bench-calls --sizes --merge PART.yml [--merge PART.yml ...] <size_results.yml>"
             );
             return ExitCode::from(2);
         }
@@ -102,6 +104,7 @@ fn size_sweep(args: &[String]) -> Result<(), String> {
         only: Vec::new(),
     };
     let mut check = false;
+    let mut merged: Vec<String> = Vec::new();
     let mut paths = Vec::new();
     let mut args = args.iter();
     let rows = |value: Option<&String>, flag: &str| -> Result<u64, String> {
@@ -112,6 +115,7 @@ fn size_sweep(args: &[String]) -> Result<(), String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--check" => check = true,
+            "--merge" => merged.push(args.next().ok_or("--merge needs a results file")?.clone()),
             "--up-to" => sweep.up_to = rows(args.next(), "--up-to")?,
             "--from" => sweep.from = rows(args.next(), "--from")?,
             "--only" => {
@@ -121,6 +125,13 @@ fn size_sweep(args: &[String]) -> Result<(), String> {
             flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
             path => paths.push(path),
         }
+    }
+    if !merged.is_empty() {
+        let [results] = paths.as_slice() else {
+            return Err("--sizes --merge needs <size_results.yml>".into());
+        };
+        let parts: Vec<&Path> = merged.iter().map(Path::new).collect();
+        return sizes::merge_files(Path::new(results), &parts);
     }
     let [canisters, results] = paths.as_slice() else {
         return Err("--sizes needs <canister-dir> <size_results.yml>".into());

@@ -14,14 +14,14 @@
 //! small ones again. `--check` measures and compares instead of writing, figure for figure
 //! (instruction counts are deterministic).
 
-use crate::check::compare;
+use crate::check::against_file;
 use crate::reply::owner;
 use crate::run::{measure_workload, no_argument, Plan, PROFILES};
 use crate::stats::Spread;
 use crate::storage::Storage;
 use crate::tables::{fill, TableState};
 use crate::workloads::{Ids, Mode, Workload, SCATTERED_BATCH};
-use icrun::{Canister, Env, Metering, Options};
+use icrun::{Canister, CanisterSnapshot, Env, Metering, Options};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -139,33 +139,41 @@ const HEADER: &str =
 pub fn run(canisters: &Path, results: &Path, sweep: &Sweep, check: bool) -> Result<(), String> {
     let measured = measure(canisters, sweep)?;
     if check {
-        let committed = std::fs::read_to_string(results)
-            .map_err(|error| format!("reading {}: {error}", results.display()))?;
-        let committed: serde_yaml::Value = serde_yaml::from_str(&committed)
-            .map_err(|error| format!("{}: {error}", results.display()))?;
-        let measured =
-            serde_yaml::to_value(&measured).map_err(|error| format!("encoding: {error}"))?;
-        let differences = compare(&measured, &committed);
-        if differences.is_empty() {
-            eprintln!("bench-calls --sizes --check: every figure measured is the committed one");
-            return Ok(());
-        }
-        for difference in &differences {
-            eprintln!("{difference}");
-        }
-        return Err(format!(
-            "{} figures differ from {}",
-            differences.len(),
-            results.display()
-        ));
+        return against_file(&measured, results, "bench-calls --sizes --check");
     }
-    let mut merged: SizeResults = match std::fs::read_to_string(results) {
+    merge_into(results, [measured])
+}
+
+/// Merges the results files `parts` (each written by a sweep of its own, for example two run
+/// side by side on different engines) into `results`.
+pub fn merge_files(results: &Path, parts: &[&Path]) -> Result<(), String> {
+    let parts = parts
+        .iter()
+        .map(|part| read(part)?.ok_or_else(|| format!("{} does not exist", part.display())))
+        .collect::<Result<Vec<_>, String>>()?;
+    merge_into(results, parts)
+}
+
+/// The results in `path`, if it exists.
+fn read(path: &Path) -> Result<Option<SizeResults>, String> {
+    match std::fs::read_to_string(path) {
         Ok(text) => serde_yaml::from_str(&text)
-            .map_err(|error| format!("{}: {error}", results.display()))?,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => SizeResults::default(),
-        Err(error) => return Err(format!("reading {}: {error}", results.display())),
-    };
-    merge(&mut merged, measured);
+            .map(Some)
+            .map_err(|error| format!("{}: {error}", path.display())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(format!("reading {}: {error}", path.display())),
+    }
+}
+
+/// `parts` written over the results in `results`, in order.
+fn merge_into(
+    results: &Path,
+    parts: impl IntoIterator<Item = SizeResults>,
+) -> Result<(), String> {
+    let mut merged = read(results)?.unwrap_or_default();
+    for part in parts {
+        merge(&mut merged, part);
+    }
     let yaml = serde_yaml::to_string(&merged).map_err(|error| error.to_string())?;
     std::fs::write(results, format!("{HEADER}{yaml}"))
         .map_err(|error| format!("writing {}: {error}", results.display()))
@@ -224,136 +232,55 @@ fn measure(canisters: &Path, sweep: &Sweep) -> Result<SizeResults, String> {
         if !sweep.only.is_empty() && !sweep.only.contains(&configuration.key) {
             continue;
         }
-        let init = engine.init_arg(configuration)?;
         let path = canisters.join(format!("{}.wasm", engine.canister));
-        let wasm = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let canister = Subject {
+            key: &configuration.key,
+            init: engine.init_arg(configuration)?,
+            wasm: std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?,
+        };
         for state in TableState::ALL {
             for rows in &sizes {
                 let table_started = Instant::now();
-                let options = Options {
-                    metering: Metering::Current,
-                    ..Options::default()
-                };
-                let (mut canister, _) =
-                    Canister::install_with(&wasm, &init, owner(), Env::default(), options)
-                        .map_err(|error| format!("installing {}: {error}", configuration.key))?;
-                let fill_instructions = fill(&mut canister, state, *rows)?;
-                let storage = Storage::of(canister.stable_memory(), *rows);
-                let base = canister.snapshot();
-                drop(canister);
+                let (base, table) = canister.filled(state, *rows)?;
                 let filled_in = table_started.elapsed();
                 out.tables
                     .entry(state.name().to_string())
                     .or_default()
-                    .entry(configuration.key.clone())
+                    .entry(canister.key.to_string())
                     .or_default()
-                    .insert(
-                        *rows,
-                        Table {
-                            stable_bytes_per_row: storage.stable_bytes_per_row,
-                            engine_bytes_per_row: storage.engine_bytes_per_row,
-                            fill_instructions_per_row: (fill_instructions + rows / 2) / rows,
-                        },
-                    );
+                    .insert(*rows, table);
                 for metering in PROFILES {
-                    let options = Options {
-                        metering,
-                        ..Options::default()
-                    };
-                    let (mut canister, _) =
-                        Canister::install_with(&wasm, &init, owner(), Env::default(), options)
-                            .map_err(|error| {
-                                format!("installing {}: {error}", configuration.key)
-                            })?;
+                    let mut run = canister.run(&base, state, *rows, metering)?;
+                    let mut calls = BTreeMap::new();
                     for workload in workloads() {
-                        canister
-                            .restore(&base)
-                            .map_err(|error| format!("restoring {}: {error}", configuration.key))?;
-                        let mut ids = Ids::new(*rows);
-                        let plan = plan(workload);
-                        let (call, _) =
-                            measure_workload(&mut canister, workload, &mut ids, plan, false)
-                                .map_err(|error| {
-                                    format!(
-                                        "{} {} {rows}: {error}",
-                                        configuration.key,
-                                        state.name()
-                                    )
-                                })?;
-                        out.calls
-                            .entry(metering.name().to_string())
-                            .or_default()
-                            .entry(state.name().to_string())
-                            .or_default()
-                            .entry(configuration.key.clone())
-                            .or_default()
-                            .entry(*rows)
-                            .or_default()
-                            .insert(workload.key(), call.instructions);
+                        calls.insert(workload.key(), run.workload(workload)?);
                     }
-                    // An upgrade to the same Wasm: pre_upgrade and post_upgrade in one
-                    // message, which must fit the install limit at any size (§7).
-                    canister
-                        .restore(&base)
-                        .map_err(|error| format!("restoring {}: {error}", configuration.key))?;
-                    let upgraded =
-                        canister
-                            .upgrade(&wasm, &no_argument(), owner())
-                            .map_err(|error| {
-                                format!(
-                                    "upgrading {} {} {rows}: {error}",
-                                    configuration.key,
-                                    state.name()
-                                )
-                            })?;
-                    let upgrade = Spread::of(&[upgraded.instructions], 1)
-                        .ok_or("an upgrade measured nothing")?;
+                    calls.insert(UPGRADE.to_string(), run.upgrade()?);
                     out.calls
                         .entry(metering.name().to_string())
                         .or_default()
                         .entry(state.name().to_string())
                         .or_default()
-                        .entry(configuration.key.clone())
+                        .entry(canister.key.to_string())
                         .or_default()
-                        .entry(*rows)
-                        .or_default()
-                        .insert(UPGRADE.to_string(), upgrade);
+                        .insert(*rows, calls);
                     if *rows != SEED_BATCH_ROWS {
                         continue;
                     }
+                    let mut batches = BTreeMap::new();
                     for n in SEED_BATCHES {
-                        let workload = Workload::InsertBetweenBatch(n);
-                        canister
-                            .restore(&base)
-                            .map_err(|error| format!("restoring {}: {error}", configuration.key))?;
-                        let mut ids = Ids::new(*rows);
-                        let (call, _) = measure_workload(
-                            &mut canister,
-                            workload,
-                            &mut ids,
-                            plan(workload),
-                            false,
-                        )
-                        .map_err(|error| {
-                            format!(
-                                "{} {} batch of {n}: {error}",
-                                configuration.key,
-                                state.name()
-                            )
-                        })?;
-                        out.seed_batches
-                            .entry(metering.name().to_string())
-                            .or_default()
-                            .entry(state.name().to_string())
-                            .or_default()
-                            .entry(configuration.key.clone())
-                            .or_default()
-                            .insert(n as u64, call.instructions);
+                        batches.insert(n as u64, run.workload(Workload::InsertBetweenBatch(n))?);
                     }
+                    out.seed_batches
+                        .entry(metering.name().to_string())
+                        .or_default()
+                        .entry(state.name().to_string())
+                        .or_default()
+                        .insert(canister.key.to_string(), batches);
                 }
                 eprintln!(
                     "{} {} {rows} rows: filled in {:.1?}, measured in {:.1?} ({:.0?} so far)",
-                    configuration.key,
+                    canister.key,
                     state.name(),
                     filled_in,
                     table_started.elapsed() - filled_in,
@@ -363,6 +290,100 @@ fn measure(canisters: &Path, sweep: &Sweep) -> Result<SizeResults, String> {
         }
     }
     Ok(out)
+}
+
+/// The store canister of one configuration.
+struct Subject<'a> {
+    key: &'a str,
+    init: Vec<u8>,
+    wasm: Vec<u8>,
+}
+
+impl Subject<'_> {
+    fn install(&self, metering: Metering) -> Result<Canister, String> {
+        let options = Options {
+            metering,
+            ..Options::default()
+        };
+        Canister::install_with(&self.wasm, &self.init, owner(), Env::default(), options)
+            .map(|(canister, _)| canister)
+            .map_err(|error| format!("installing {}: {error}", self.key))
+    }
+
+    /// The table of `rows` in `state`, filled under the current meter, and its figures.
+    fn filled(&self, state: TableState, rows: u64) -> Result<(CanisterSnapshot, Table), String> {
+        let mut canister = self.install(Metering::Current)?;
+        let fill_instructions = fill(&mut canister, state, rows)?;
+        let storage = Storage::of(canister.stable_memory(), rows);
+        let table = Table {
+            stable_bytes_per_row: storage.stable_bytes_per_row,
+            engine_bytes_per_row: storage.engine_bytes_per_row,
+            fill_instructions_per_row: (fill_instructions + rows / 2) / rows,
+        };
+        Ok((canister.snapshot(), table))
+    }
+
+    /// A canister under `metering` that measures on copies of `base`.
+    fn run<'b>(
+        &'b self,
+        base: &'b CanisterSnapshot,
+        state: TableState,
+        rows: u64,
+        metering: Metering,
+    ) -> Result<Run<'b>, String> {
+        Ok(Run {
+            subject: self,
+            canister: self.install(metering)?,
+            base,
+            what: format!("{} {} {rows}", self.key, state.name()),
+            rows,
+        })
+    }
+}
+
+/// One configuration's table of one size under one meter: every measure starts from a fresh
+/// copy of the filled table.
+struct Run<'b> {
+    subject: &'b Subject<'b>,
+    canister: Canister,
+    base: &'b CanisterSnapshot,
+    /// The configuration, state and size, for errors.
+    what: String,
+    rows: u64,
+}
+
+impl Run<'_> {
+    fn fresh(&mut self) -> Result<(), String> {
+        self.canister
+            .restore(self.base)
+            .map_err(|error| format!("restoring {}: {error}", self.what))
+    }
+
+    /// The spread of `workload`'s messages (per row for a batch).
+    fn workload(&mut self, workload: Workload) -> Result<Spread, String> {
+        self.fresh()?;
+        let mut ids = Ids::new(self.rows);
+        measure_workload(
+            &mut self.canister,
+            workload,
+            &mut ids,
+            plan(workload),
+            false,
+        )
+        .map(|(call, _)| call.instructions)
+        .map_err(|error| format!("{} {}: {error}", self.what, workload.key()))
+    }
+
+    /// An upgrade to the same Wasm: pre_upgrade and post_upgrade in one message, which must
+    /// fit the install limit at any size (docs/metering.md §7).
+    fn upgrade(&mut self) -> Result<Spread, String> {
+        self.fresh()?;
+        let upgraded = self
+            .canister
+            .upgrade(&self.subject.wasm, &no_argument(), owner())
+            .map_err(|error| format!("upgrading {}: {error}", self.what))?;
+        Spread::of(&[upgraded.instructions], 1).ok_or_else(|| "an upgrade measured nothing".into())
+    }
 }
 
 #[cfg(test)]

@@ -19,14 +19,11 @@ const ANONYMOUS: Principal = Principal::anonymous();
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
-use userstore_benches::tables::TableSize;
+use userstore_benches::tables::{TableSize, SEEDED_ENGINES};
 
 /// Rows per `seed` call: 100,000 B-tree rows cost about 6 billion instructions, well under
 /// the 40 billion of one update message (docs/metering.md §7).
 const ROWS_PER_MESSAGE: u64 = 100_000;
-
-/// The engines the `seed` update fills, by the names it takes.
-const ENGINES: [&str; 4] = ["btree", "sqlite", "stable-sqlite", "page-tree"];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -56,7 +53,7 @@ fn build_image(wasm_path: &Path, image_path: &Path, storage_path: &Path) -> Resu
         .map_err(|error| format!("installing {}: {error}", wasm_path.display()))?;
     let tables = TableSize::ALL
         .into_iter()
-        .flat_map(|size| ENGINES.map(|engine| (engine, size.name(), size.rows())));
+        .flat_map(|size| SEEDED_ENGINES.map(|(engine, _)| (engine, size.name(), size.rows())));
     for (engine, table, rows) in tables {
         let mut most_instructions = 0;
         for from in (0..rows).step_by(ROWS_PER_MESSAGE as usize) {
