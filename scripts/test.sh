@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check and test: formatting, clippy (native and Wasm targets), the canister
-# build with its import check, the report generator's tests, then the workspace's tests
+# build with its import check, icp-cli's build of icp.yaml (the same Wasm), the report
+# generator's tests, then the workspace's tests
 # (the committed .did files are checked there, by each canister's test). Sets itself up on
 # a fresh machine (toolchain, Wasm targets, wasi2ic, PyYAML).
 #
@@ -14,6 +15,9 @@ ensure_edge_host
 # The second edge host of tests/edge_jco.rs: jco serve, under target/jco.
 source "$(dirname "$0")/jco.sh"
 ensure_jco
+# dfx's successor, icp-cli, whose `icp build` must give the canisters scripts/build.sh gives.
+source "$(dirname "$0")/icp.sh"
+ensure_icp
 cd "$ROOT"
 
 log "cargo fmt --check"
@@ -60,6 +64,9 @@ while read -r canister _; do
   store_canisters+=("$canister")
 done < <(python3 "$ROOT/scripts/registry.py" canisters)
 "$ROOT/scripts/build.sh" "${store_canisters[@]}" client benches
+
+log "icp build (icp-cli $ICP_CLI_VERSION, icp.yaml): the same Wasm as scripts/build.sh"
+icp_build_check
 
 log "the edge component (wasm32-wasip2): clippy and build"
 # tests/edge.rs runs target/edge/userstore-edge.wasm on `wasmtime serve` (WASMTIME_BIN or

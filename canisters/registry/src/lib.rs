@@ -324,6 +324,50 @@ mod tests {
         assert!(parse(text).is_err());
     }
 
+    /// icp.yaml builds every store canister of the registry (and the client) with
+    /// scripts/build.sh, as dfx.json does, and installs each store with every setting at its
+    /// default.
+    #[test]
+    fn icp_yaml_builds_every_registered_canister() {
+        let icp = std::fs::read_to_string(repository().join("icp.yaml")).expect("icp.yaml");
+        let icp: serde_yaml::Value = serde_yaml::from_str(&icp).expect("icp.yaml is YAML");
+        let canisters = icp["canisters"]
+            .as_sequence()
+            .expect("icp.yaml has canisters");
+        let name_of = |entry: &serde_yaml::Value| entry["name"].as_str().map(str::to_string);
+        let listed: BTreeSet<String> = canisters.iter().filter_map(name_of).collect();
+        let mut expected: BTreeSet<String> = engines().iter().map(|e| e.canister.clone()).collect();
+        expected.insert("client".into());
+        assert_eq!(listed, expected, "icp.yaml's canisters");
+        for entry in canisters {
+            let name = name_of(entry).expect("a name");
+            let steps = entry["build"]["steps"].as_sequence().expect("build steps");
+            assert_eq!(steps.len(), 1, "{name}: one build step");
+            assert_eq!(steps[0]["type"].as_str(), Some("script"), "{name}");
+            let commands: Vec<&str> = steps[0]["commands"]
+                .as_sequence()
+                .expect("commands")
+                .iter()
+                .filter_map(serde_yaml::Value::as_str)
+                .collect();
+            let copy = format!("cp target/canisters/{name}.wasm \"$ICP_WASM_OUTPUT_PATH\"");
+            assert_eq!(
+                commands,
+                [
+                    format!("bash scripts/build.sh {name}").as_str(),
+                    copy.as_str()
+                ],
+                "{name}"
+            );
+            let init = entry["init_args"].as_str();
+            if name == "client" {
+                assert_eq!(init, None, "the client's argument is its store's principal");
+            } else {
+                assert_eq!(init, Some("(null)"), "{name}");
+            }
+        }
+    }
+
     /// dfx.json deploys every store canister of the registry (and the client), each with
     /// its build command, Wasm and committed Candid.
     #[test]
