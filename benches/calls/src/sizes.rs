@@ -166,10 +166,7 @@ fn read(path: &Path) -> Result<Option<SizeResults>, String> {
 }
 
 /// `parts` written over the results in `results`, in order.
-fn merge_into(
-    results: &Path,
-    parts: impl IntoIterator<Item = SizeResults>,
-) -> Result<(), String> {
+fn merge_into(results: &Path, parts: impl IntoIterator<Item = SizeResults>) -> Result<(), String> {
     let mut merged = read(results)?.unwrap_or_default();
     for part in parts {
         merge(&mut merged, part);
