@@ -8,9 +8,8 @@ per engine) and the seed's batch table beside the published figures it answers
 """
 from pathlib import Path
 
-import yaml
-
 import registry
+from report_calls import fmt, load
 
 PROFILE_CURRENT = "current"
 PROFILE_OLD = "pocketic-13"
@@ -38,17 +37,6 @@ PUBLISHED_1M = {
     100: {"btree": 6_482_489, "sqlite_memory": 3_717_195},
     1000: {"btree": 65_003_465, "sqlite_memory": 21_054_269},
 }
-
-
-def load(path):
-    path = Path(path)
-    if not path.exists():
-        return None
-    return yaml.safe_load(path.read_text())
-
-
-def fmt(number):
-    return "-" if number is None else f"{number:,}"
 
 
 def labels():

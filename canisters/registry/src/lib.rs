@@ -324,6 +324,15 @@ mod tests {
         assert!(parse(text).is_err());
     }
 
+    /// The canisters icp.yaml and dfx.json deploy: every store canister of the registry and
+    /// the client.
+    fn deployed_canisters() -> BTreeSet<String> {
+        let mut canisters: BTreeSet<String> =
+            engines().iter().map(|e| e.canister.clone()).collect();
+        canisters.insert("client".into());
+        canisters
+    }
+
     /// icp.yaml builds every store canister of the registry (and the client) with
     /// scripts/build.sh, as dfx.json does, and installs each store with every setting at its
     /// default.
@@ -336,9 +345,7 @@ mod tests {
             .expect("icp.yaml has canisters");
         let name_of = |entry: &serde_yaml::Value| entry["name"].as_str().map(str::to_string);
         let listed: BTreeSet<String> = canisters.iter().filter_map(name_of).collect();
-        let mut expected: BTreeSet<String> = engines().iter().map(|e| e.canister.clone()).collect();
-        expected.insert("client".into());
-        assert_eq!(listed, expected, "icp.yaml's canisters");
+        assert_eq!(listed, deployed_canisters(), "icp.yaml's canisters");
         for entry in canisters {
             let name = name_of(entry).expect("a name");
             let steps = entry["build"]["steps"].as_sequence().expect("build steps");
@@ -377,10 +384,8 @@ mod tests {
         let canisters = dfx["canisters"]
             .as_object()
             .expect("dfx.json has canisters");
-        let mut expected: BTreeSet<String> = engines().iter().map(|e| e.canister.clone()).collect();
-        expected.insert("client".into());
         let listed: BTreeSet<String> = canisters.keys().cloned().collect();
-        assert_eq!(listed, expected, "dfx.json's canisters");
+        assert_eq!(listed, deployed_canisters(), "dfx.json's canisters");
         for engine in engines() {
             let entry = &canisters[&engine.canister];
             let field = |name: &str| entry[name].as_str().map(str::to_string);
