@@ -36,6 +36,17 @@ pub enum StoreError {
         /// The id that was looked up.
         id: u64,
     },
+    /// Another user has this username (usernames are unique, compared as exact UTF-8 bytes),
+    /// or a batch gives it to two users.
+    UsernameTaken {
+        /// The username that clashed.
+        username: String,
+    },
+    /// No user has this username.
+    UsernameNotFound {
+        /// The username that was looked up.
+        username: String,
+    },
     /// The request is malformed; `reason` says how.
     InvalidInput {
         /// A human-readable explanation.
@@ -105,6 +116,10 @@ impl fmt::Display for StoreError {
         match self {
             Self::DuplicateId { id } => write!(f, "a user with id {id} already exists"),
             Self::NotFound { id } => write!(f, "no user with id {id}"),
+            Self::UsernameTaken { username } => {
+                write!(f, "another user already has the username {username:?}")
+            }
+            Self::UsernameNotFound { username } => write!(f, "no user named {username:?}"),
             Self::InvalidInput { reason } => write!(f, "invalid input: {reason}"),
             Self::LimitExceeded {
                 limit: Limit::InstructionBudget,

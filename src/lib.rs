@@ -21,7 +21,7 @@
 //! use ic_stable_structures::VectorMemory;
 //! use userstore::{BTreeStore, StoreError, User, UserStore};
 //!
-//! let mut store = BTreeStore::init(VectorMemory::default());
+//! let mut store = BTreeStore::open(VectorMemory::default())?;
 //! store.insert_batch(&[User::new(1, "alice"), User::new(2, "bob")])?;
 //! assert_eq!(store.get(2)?.username, "bob");
 //! // A batch with an existing id changes nothing.
@@ -43,6 +43,7 @@ pub mod error;
 pub mod file_memory;
 pub mod layout;
 pub mod limits;
+pub mod name_index;
 pub mod page_tree;
 pub mod service;
 pub mod settings;
@@ -53,6 +54,7 @@ pub mod sqlite_shared;
 #[cfg(feature = "sqlite")]
 pub mod stable_sqlite;
 pub mod store;
+pub mod unique;
 pub mod user;
 
 pub use btree::{BTreeCanisterStore, BTreeStore};

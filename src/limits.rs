@@ -19,6 +19,11 @@ pub const MAX_BATCH_SIZE: usize = 10_000;
 /// Most users one page may return.
 pub const MAX_PAGE_SIZE: u32 = 10_000;
 
+/// Most shared usernames `stats` lists (canister and edge alike): the first in byte order.
+/// A table has them only if it was written before names were unique; `UserStore::ids_named`
+/// finds their users.
+pub const SHARED_USERNAMES_REPORTED: usize = 100;
+
 /// Largest user id: SQLite stores the id as its signed 64-bit rowid, so every engine accepts
 /// ids up to `i64::MAX` and nothing above, to keep their behaviour identical.
 pub const MAX_USER_ID: u64 = i64::MAX as u64;
@@ -56,7 +61,8 @@ pub fn check_user(user: &User) -> Result<(), StoreError> {
     check_username(&user.username)
 }
 
-/// Checks a batch: its size, every user in it, and that no id appears twice in it.
+/// Checks a batch: its size, every user in it, and that no id and no username appears twice
+/// in it.
 ///
 /// The first problem found, in batch order, is the one reported.
 pub fn check_batch(users: &[User]) -> Result<(), StoreError> {
@@ -68,10 +74,14 @@ pub fn check_batch(users: &[User]) -> Result<(), StoreError> {
         });
     }
     let mut ids_seen = HashSet::with_capacity(users.len());
+    let mut names_seen = HashSet::with_capacity(users.len());
     for user in users {
         check_user(user)?;
         if !ids_seen.insert(user.id) {
             return Err(StoreError::DuplicateId { id: user.id });
+        }
+        if !names_seen.insert(user.username.as_str()) {
+            return Err(crate::unique::taken(&user.username));
         }
     }
     Ok(())

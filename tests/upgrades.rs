@@ -248,3 +248,82 @@ fn whole_table(store: &Deployed) -> Vec<User> {
         .expect("list_users");
     page.expect("a page")
 }
+
+/// The rows an earlier release took without a word: three users named "x", two "z".
+fn users_with_shared_names() -> Vec<User> {
+    [(1, "x"), (2, "y"), (3, "x"), (4, "z"), (5, "z"), (6, "x")]
+        .into_iter()
+        .map(|(id, name)| User::new(id, name))
+        .collect()
+}
+
+/// A canister of the release before unique usernames, holding users that share names,
+/// upgraded to this release's canister of its engine: every row is kept and served, the
+/// index is built at the upgrade, `stats` names the shared names, and only new clashes are
+/// refused.
+#[test]
+fn an_earlier_canister_with_shared_names_keeps_every_row_and_refuses_only_new_clashes() {
+    let ic = new_ic();
+    let earlier = [
+        ("btree", "btree"),
+        ("sqlite", "sqlite"),
+        ("stable-sqlite", "stable-sqlite"),
+        ("page-tree", "page-tree"),
+    ];
+    for (fixture, canister) in earlier {
+        let id = ic.create_canister(vec![controller(), owner()]);
+        ic.install_canister(id, earlier_wasm(fixture), encode((None::<()>,)), owner())
+            .expect("installs");
+        let update = |method: &str, args: Vec<u8>| {
+            ic.update_call(id, owner(), method, args)
+                .unwrap_or_else(|reject| panic!("{canister} {method}: {reject}"))
+        };
+        let (inserted,): (Result<u64, StoreError>,) = candid::decode_args(&update(
+            "insert_users",
+            encode((users_with_shared_names(),)),
+        ))
+        .expect("decodes");
+        assert_eq!(inserted, Ok(6), "{canister}: the earlier release took them");
+
+        upgrade(&ic, id, canister_wasm(canister)).expect("upgrades");
+        assert_eq!(count(&ic, id), 6, "{canister}: every row kept");
+        let query = |method: &str, args: Vec<u8>| {
+            ic.query_call(id, Principal::anonymous(), method, args)
+                .unwrap_or_else(|reject| panic!("{canister} {method}: {reject}"))
+        };
+        let (stats,): (Result<userstore::service::Stats, StoreError>,) =
+            candid::decode_args(&query("stats", encode(()))).expect("decodes");
+        assert_eq!(
+            stats.expect("stats").shared_usernames,
+            ["x", "z"],
+            "{canister}: the shared names"
+        );
+        let by_name = |name: &str| -> Result<User, StoreError> {
+            let (found,): (Result<User, StoreError>,) =
+                candid::decode_args(&query("get_user_by_name", encode((name,)))).expect("decodes");
+            found
+        };
+        assert_eq!(by_name("x"), Ok(User::new(1, "x")), "{canister}");
+        assert_eq!(by_name("y"), Ok(User::new(2, "y")), "{canister}");
+        let insert = |user: User| -> Result<(), StoreError> {
+            let (done,): (Result<(), StoreError>,) =
+                candid::decode_args(&update("insert_user", encode((user,)))).expect("decodes");
+            done
+        };
+        assert_eq!(
+            insert(User::new(7, "z")),
+            Err(StoreError::UsernameTaken {
+                username: "z".into()
+            }),
+            "{canister}: a new clash is refused"
+        );
+        assert_eq!(insert(User::new(7, "w")), Ok(()), "{canister}");
+        let (renamed,): (Result<User, StoreError>,) =
+            candid::decode_args(&update("update_username", encode((3u64, "x")))).expect("decodes");
+        assert_eq!(renamed, Ok(User::new(3, "x")), "{canister}: its own name");
+        assert_eq!(count(&ic, id), 7, "{canister}");
+        // And the index is kept across the next upgrade.
+        upgrade(&ic, id, canister_wasm(canister)).expect("upgrades again");
+        assert_eq!(by_name("w"), Ok(User::new(7, "w")), "{canister}");
+    }
+}

@@ -40,7 +40,8 @@ thread_local! {
 
 /// Opens the B-tree of `size`.
 pub fn open_btree(size: TableSize) -> BTreeStore<VirtualMemory<DefaultMemoryImpl>> {
-    BTreeStore::init(MEMORY_MANAGER.with(|manager| manager.get(size.btree_memory_id())))
+    BTreeStore::open(MEMORY_MANAGER.with(|manager| manager.get(size.btree_memory_id())))
+        .expect("the B-tree opens")
 }
 
 /// Opens the SQLite database of `size` with the canisters' default configuration and

@@ -129,6 +129,15 @@ pub fn preloaded_user(id: u64) -> User {
     )
 }
 
+/// The user with this id renamed: another username of exactly [`USERNAME_BYTES`] bytes, its
+/// own (usernames are unique, so every renamed user needs one of its own).
+pub fn renamed_user(id: u64) -> User {
+    User::new(
+        id,
+        format!("renamed-{id:0>width$}", width = USERNAME_BYTES - 8),
+    )
+}
+
 /// The preloaded users at positions `from..from + count` (ids `position × ID_STEP`).
 pub fn preloaded_users(from: u64, count: u64) -> Vec<User> {
     (from..from + count)
@@ -143,6 +152,8 @@ mod tests {
     #[test]
     fn usernames_have_the_published_length() {
         assert_eq!(preloaded_user(0).username.len(), USERNAME_BYTES);
+        assert_eq!(renamed_user(0).username.len(), USERNAME_BYTES);
+        assert_ne!(renamed_user(7).username, preloaded_user(7).username);
         assert_eq!(preloaded_user(9_999_990).username.len(), USERNAME_BYTES);
     }
 

@@ -78,13 +78,8 @@ pub fn prepare(workload: Workload, rows: u64, phase: Phase) -> Prepared {
             )
         }
         Workload::Update(n) => {
-            let renamed = "x".repeat(crate::tables::USERNAME_BYTES);
             let ids = ids::existing_ids(rows, phase, ids::operations(phase, n));
-            Prepared::Updates(
-                ids.into_iter()
-                    .map(|id| User::new(id, renamed.clone()))
-                    .collect(),
-            )
+            Prepared::Updates(ids.into_iter().map(crate::tables::renamed_user).collect())
         }
         Workload::Delete(n) => {
             Prepared::Deletes(ids::existing_ids(rows, phase, ids::operations(phase, n)))
@@ -180,7 +175,7 @@ mod tests {
     #[test]
     fn every_workload_runs_every_phase_on_both_engines() {
         for workload in every_workload() {
-            let mut btree = BTreeStore::init(VectorMemory::default());
+            let mut btree = BTreeStore::open(VectorMemory::default()).unwrap();
             let mut sqlite = SqliteStore::open_in_memory(SqliteConfig::default()).unwrap();
             for store in [&mut btree as &mut dyn UserStore, &mut sqlite] {
                 preloaded(store);
@@ -194,7 +189,7 @@ mod tests {
 
     #[test]
     fn inserts_add_exactly_their_rows_and_deletes_remove_theirs() {
-        let mut store = BTreeStore::init(VectorMemory::default());
+        let mut store = BTreeStore::open(VectorMemory::default()).unwrap();
         preloaded(&mut store);
         execute(
             &mut store,

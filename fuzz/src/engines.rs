@@ -13,12 +13,14 @@ use userstore::{
 /// Ids over a range that fills a few pages of every engine.
 const IDS: u32 = 3_000;
 
-/// A username: mostly valid and of every length, sometimes empty or one byte too long.
+/// A username: mostly valid and of every length, sometimes empty or one byte too long, and
+/// sometimes one of a few that many users ask for (so that names are taken).
 fn username(kind: u8, salt: u32) -> String {
     match kind % 16 {
         0 => String::new(),
         1 => "x".repeat(limits::MAX_USERNAME_BYTES + 1),
         2 => "é".repeat(limits::MAX_USERNAME_BYTES / 2),
+        3..=5 => valid_username(kind % 4, salt % 5),
         _ => valid_username(kind, salt),
     }
 }
@@ -65,7 +67,10 @@ fn engines(memories: &[VectorMemory; 3]) -> Vec<(&'static str, Box<dyn UserStore
         ..StableSqliteStore::config_with_journal_mode(JournalMode::Memory)
     };
     vec![
-        ("btree", Box::new(BTreeStore::init(memories[0].clone()))),
+        (
+            "btree",
+            Box::new(BTreeStore::open(memories[0].clone()).expect("the B-tree opens")),
+        ),
         (
             "page tree",
             Box::new(PageTreeStore::open(memories[1].clone()).expect("opens")),
@@ -98,7 +103,12 @@ fn apply(store: &mut dyn UserStore, op: u8, input: &mut Input<'_>) -> String {
             3 => {
                 let id = input.below(IDS);
                 let user = User::new(u64::from(id), username(input.byte(), id));
-                store.insert(user).map(|()| String::new())
+                let name = user.username.clone();
+                // And found again by its name.
+                store
+                    .insert(user)
+                    .and_then(|()| store.get_by_name(&name))
+                    .map(|user| format!("{user:?}"))
             }
             4 => {
                 let id = input.below(IDS);
@@ -155,8 +165,32 @@ pub fn replay(bytes: &[u8]) -> usize {
     model.len()
 }
 
-/// The model: the table as a `BTreeMap`, with the same validation as the stores.
+/// The model: the table as a `BTreeMap`, with the same validation as the stores. A name is
+/// taken if another user has it; a batch is its rows one by one on a copy, kept if all pass.
 struct Model<'a>(&'a mut BTreeMap<u64, String>);
+
+impl Model<'_> {
+    fn taken_by_other(&self, username: &str, id: u64) -> bool {
+        self.0
+            .iter()
+            .any(|(holder, name)| *holder != id && name == username)
+    }
+
+    /// `rows` on a copy of the table, kept if every one succeeds.
+    fn one_by_one(
+        &mut self,
+        count: usize,
+        row: impl Fn(&mut Model<'_>, usize) -> Result<(), StoreError>,
+    ) -> Result<u64, StoreError> {
+        let mut copy = self.0.clone();
+        let mut model = Model(&mut copy);
+        for index in 0..count {
+            row(&mut model, index)?;
+        }
+        *self.0 = copy;
+        Ok(count as u64)
+    }
+}
 
 impl UserStore for Model<'_> {
     fn insert(&mut self, user: User) -> Result<(), StoreError> {
@@ -164,23 +198,42 @@ impl UserStore for Model<'_> {
         if self.0.contains_key(&user.id) {
             return Err(StoreError::DuplicateId { id: user.id });
         }
+        if self.taken_by_other(&user.username, user.id) {
+            return Err(StoreError::UsernameTaken {
+                username: user.username,
+            });
+        }
         self.0.insert(user.id, user.username);
         Ok(())
     }
     fn insert_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
-        if let Some(clash) = users.iter().find(|user| self.0.contains_key(&user.id)) {
-            return Err(StoreError::DuplicateId { id: clash.id });
-        }
-        self.0
-            .extend(users.iter().map(|u| (u.id, u.username.clone())));
-        Ok(users.len() as u64)
+        self.one_by_one(users.len(), |model, index| {
+            model.insert(users[index].clone())
+        })
     }
     fn get(&self, id: u64) -> Result<User, StoreError> {
         self.0
             .get(&id)
             .map(|n| User::new(id, n.clone()))
             .ok_or(StoreError::NotFound { id })
+    }
+    fn get_by_name(&self, username: &str) -> Result<User, StoreError> {
+        self.0
+            .iter()
+            .find(|(_, name)| *name == username)
+            .map(|(id, name)| User::new(*id, name.clone()))
+            .ok_or_else(|| StoreError::UsernameNotFound {
+                username: username.to_string(),
+            })
+    }
+    fn ids_named(&self, username: &str, limit: usize) -> Result<Vec<u64>, StoreError> {
+        let named = self.0.iter().filter(|(_, name)| *name == username);
+        Ok(named.map(|(id, _)| *id).take(limit).collect())
+    }
+    fn shared_usernames(&self, _: usize) -> Result<Vec<String>, StoreError> {
+        // Only a table written before names were unique has any.
+        Ok(Vec::new())
     }
     fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError> {
         limits::check_page_size(limit)?;
@@ -194,8 +247,14 @@ impl UserStore for Model<'_> {
     }
     fn update_username(&mut self, id: u64, username: &str) -> Result<User, StoreError> {
         limits::check_username(username)?;
-        let slot = self.0.get_mut(&id).ok_or(StoreError::NotFound { id })?;
-        Ok(User::new(id, std::mem::replace(slot, username.to_string())))
+        let previous = self.get(id)?;
+        if previous.username != username && self.taken_by_other(username, id) {
+            return Err(StoreError::UsernameTaken {
+                username: username.to_string(),
+            });
+        }
+        self.0.insert(id, username.to_string());
+        Ok(previous)
     }
     fn delete(&mut self, id: u64) -> Result<User, StoreError> {
         self.0
@@ -205,12 +264,10 @@ impl UserStore for Model<'_> {
     }
     fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
-        if let Some(unknown) = users.iter().find(|u| !self.0.contains_key(&u.id)) {
-            return Err(StoreError::NotFound { id: unknown.id });
-        }
-        self.0
-            .extend(users.iter().map(|u| (u.id, u.username.clone())));
-        Ok(users.len() as u64)
+        self.one_by_one(users.len(), |model, index| {
+            let user = &users[index];
+            model.update_username(user.id, &user.username).map(drop)
+        })
     }
     fn delete_batch(&mut self, ids: &[u64]) -> Result<u64, StoreError> {
         limits::check_id_batch(ids)?;

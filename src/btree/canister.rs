@@ -33,12 +33,12 @@ pub enum BTreeCanisterStore {
 
 impl BTreeCanisterStore {
     /// Opens the map in `memory`: loads the existing map, or creates an empty one if the
-    /// memory is empty.
-    pub fn open(memory: EngineMemory) -> Self {
-        match memory {
-            EngineMemory::Region(region) => Self::Region(BTreeStore::init(region)),
-            EngineMemory::Virtual(managed) => Self::Managed(BTreeStore::init(managed)),
-        }
+    /// memory is empty ([`BTreeStore::open`]).
+    pub fn open(memory: EngineMemory) -> Result<Self, StoreError> {
+        Ok(match memory {
+            EngineMemory::Region(region) => Self::Region(BTreeStore::open(region)?),
+            EngineMemory::Virtual(managed) => Self::Managed(BTreeStore::open(managed)?),
+        })
     }
 
     /// Whether the map is in a region of its own (the current layout).
@@ -68,6 +68,22 @@ impl UserStore for BTreeCanisterStore {
 
     fn get(&self, id: u64) -> Result<User, StoreError> {
         on_store!(self, store => store.get(id))
+    }
+
+    fn get_by_name(&self, username: &str) -> Result<User, StoreError> {
+        on_store!(self, store => store.get_by_name(username))
+    }
+
+    fn ids_named(&self, username: &str, limit: usize) -> Result<Vec<u64>, StoreError> {
+        on_store!(self, store => store.ids_named(username, limit))
+    }
+
+    fn shared_usernames(&self, limit: usize) -> Result<Vec<String>, StoreError> {
+        on_store!(self, store => store.shared_usernames(limit))
+    }
+
+    fn contains(&self, id: u64) -> Result<bool, StoreError> {
+        on_store!(self, store => store.contains(id))
     }
 
     fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError> {
@@ -123,7 +139,7 @@ impl StorageEngine for BTreeCanisterStore {
     }
 
     fn open(storage: EngineStorage<'_>, _config: BTreeConfig) -> Result<Self, StoreError> {
-        Ok(Self::open(storage.memory))
+        Self::open(storage.memory)
     }
 
     fn config(&self) -> BTreeConfig {

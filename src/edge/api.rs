@@ -26,6 +26,9 @@ pub enum Call {
     InsertUsers(Vec<User>),
     /// `GET /get_user?id=N` or `POST /get_user` with `{"id":N}`.
     GetUser(u64),
+    /// `GET /get_user_by_name?username=NAME` (NAME percent-encoded, as `encodeURIComponent`
+    /// does) or `POST /get_user_by_name` with `{"username":"NAME"}`.
+    GetUserByName(String),
     /// `GET /list_users?after=N&limit=M`.
     ListUsers {
         /// The id to start after.
@@ -74,6 +77,7 @@ fn route_of(call: &Call) -> Route {
         Call::Config => 9,
         Call::Stats => 10,
         Call::Ping => 11,
+        Call::GetUserByName(_) => 12,
     };
     ROUTES[index]
 }
@@ -112,6 +116,10 @@ pub fn parse(request: &Request) -> Result<Call, Failure> {
         "/insert_users" => Call::InsertUsers(users_body(body)?),
         "/get_user" if method == "POST" => Call::GetUser(json_body::<IdArg>(body)?.id),
         "/get_user" => Call::GetUser(query.required("id")?),
+        "/get_user_by_name" if method == "POST" => {
+            Call::GetUserByName(json_body::<NameArg>(body)?.username)
+        }
+        "/get_user_by_name" => Call::GetUserByName(query.text("username")?),
         "/list_users" => Call::ListUsers {
             after: query.optional("after")?,
             limit: query.optional("limit")?.unwrap_or(DEFAULT_PAGE_SIZE),
@@ -148,6 +156,13 @@ impl From<UserArg> for User {
 #[serde(deny_unknown_fields)]
 struct IdArg {
     id: u64,
+}
+
+/// A username in JSON.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NameArg {
+    username: String,
 }
 
 /// The body as JSON of type `T`; a malformed body, wrong types or invalid UTF-8 are
@@ -208,6 +223,22 @@ impl<'a> Query<'a> {
         })
     }
 
+    /// The text `key`, which must be given, percent-decoded (`%XX`; a `+` is itself).
+    fn text(&self, key: &str) -> Result<String, Failure> {
+        let Some((_, value, used)) = self.pairs.iter().find(|(name, _, _)| *name == key) else {
+            return Err(
+                StoreError::invalid_input(format!("query parameter {key} is required")).into(),
+            );
+        };
+        used.set(true);
+        percent_decode(value).ok_or_else(|| {
+            StoreError::invalid_input(format!(
+                "query parameter {key} is not percent-encoded UTF-8"
+            ))
+            .into()
+        })
+    }
+
     /// Refuses parameters the route does not take.
     fn check_all_used(&self, path: &str) -> Result<(), Failure> {
         match self.pairs.iter().find(|(_, _, used)| !used.get()) {
@@ -220,6 +251,25 @@ impl<'a> Query<'a> {
     }
 }
 
+/// `text` with every `%XX` replaced by the byte it encodes; `None` if an escape is malformed
+/// or the bytes are not UTF-8.
+fn percent_decode(text: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut rest = text.as_bytes();
+    while let Some((&byte, after)) = rest.split_first() {
+        if byte == b'%' {
+            let hex = after.get(..2)?;
+            let hex = std::str::from_utf8(hex).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            rest = &after[2..];
+        } else {
+            bytes.push(byte);
+            rest = after;
+        }
+    }
+    String::from_utf8(bytes).ok()
+}
+
 /// Runs a call on `store`: the `Ok` value as JSON, or the store's error.
 pub fn execute<S: UserStore>(store: &mut S, call: &Call, info: &Info) -> Result<Value, StoreError> {
     Ok(match call {
@@ -229,6 +279,7 @@ pub fn execute<S: UserStore>(store: &mut S, call: &Call, info: &Info) -> Result<
         }
         Call::InsertUsers(users) => json!(store.insert_batch(users)?),
         Call::GetUser(id) => user_json(&store.get(*id)?),
+        Call::GetUserByName(username) => user_json(&store.get_by_name(username)?),
         Call::ListUsers { after, limit } => {
             limits::check_page_size(*limit)?;
             Value::Array(store.page(*after, *limit)?.iter().map(user_json).collect())
@@ -255,6 +306,7 @@ pub fn execute<S: UserStore>(store: &mut S, call: &Call, info: &Info) -> Result<
             "engine": info.engine,
             "users": store.count()?,
             "data_pages": info.data_pages,
+            "shared_usernames": store.shared_usernames(limits::SHARED_USERNAMES_REPORTED)?,
         }),
     })
 }

@@ -44,6 +44,8 @@ pub fn status(failure: &Failure) -> u16 {
         Failure::Store(error) => match error {
             StoreError::NotFound { .. } => 404,
             StoreError::DuplicateId { .. } => 409,
+            StoreError::UsernameNotFound { .. } => 404,
+            StoreError::UsernameTaken { .. } => 409,
             StoreError::InvalidInput { .. } => 400,
             StoreError::LimitExceeded { .. } => 413,
             StoreError::Unauthorized { .. } => 403,

@@ -17,7 +17,7 @@ const GET: &[&str] = &["GET"];
 const GET_POST: &[&str] = &["GET", "POST"];
 
 /// Every route.
-pub const ROUTES: [Route; 12] = [
+pub const ROUTES: [Route; 13] = [
     route("/insert_user", POST, true),
     route("/insert_users", POST, true),
     route("/get_user", GET_POST, false),
@@ -30,6 +30,7 @@ pub const ROUTES: [Route; 12] = [
     route("/config", GET, false),
     route("/stats", GET, false),
     route("/ping", GET, false),
+    route("/get_user_by_name", GET_POST, false),
 ];
 
 const fn route(path: &'static str, methods: &'static [&'static str], writes: bool) -> Route {

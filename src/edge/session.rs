@@ -190,7 +190,7 @@ fn execute<D: Durable>(config: &EdgeConfig, call: &Call, memory: &D) -> Result<V
             Ok(value)
         }
         Engine::BTree => {
-            let mut store = BTreeStore::init(engine_memory);
+            let mut store = BTreeStore::open(engine_memory)?;
             api::execute(&mut store, call, &info)
         }
     }

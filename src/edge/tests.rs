@@ -709,7 +709,7 @@ fn a_store_that_commits_its_own_writes_is_served_with_or_without_counts() {
     let config = config_in(dir.path(), Engine::BTree);
     // The store's data outlives each session, as a peer's file does.
     let memory = ic_stable_structures::VectorMemory::default();
-    let open = |_: &Path| Ok(BTreeStore::init(memory.clone()));
+    let open = |_: &Path| BTreeStore::open(memory.clone());
     let insert = authorized(Request::new(
         "POST",
         "/insert_user",

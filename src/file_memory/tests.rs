@@ -317,5 +317,8 @@ fn engines_on_a_file_memory_survive_a_crash_in_any_commit() {
         |memory| PageTreeStore::open(memory).expect("the page tree opens"),
         |store| store.close().expect("the page tree closes"),
     );
-    run(BTreeStore::init, drop);
+    run(
+        |memory| BTreeStore::open(memory).expect("the B-tree opens"),
+        drop,
+    );
 }

@@ -366,6 +366,15 @@ impl Index {
         }
     }
 
+    /// The lowest key of the leaf at `pos` (what the index routes by; the leaf's first key,
+    /// or less).
+    pub fn key(&self, memory: &impl Memory, pos: Pos) -> u64 {
+        match self.held {
+            Held::Leaves { .. } => self.inline[pos.slot].key,
+            Held::Groups => group_key(memory, self.inline[pos.group].page, pos.slot),
+        }
+    }
+
     /// The first leaf's position, if there is one.
     pub fn first(&self) -> Option<Pos> {
         (self.leaves > 0).then_some(Pos { group: 0, slot: 0 })

@@ -6,8 +6,10 @@
 //! 4..8    data_start: records occupy data_start..65536, the newest lowest
 //! 8..12   garbage: bytes of records no slot points to any more
 //! 16..    slots: one little-endian u16 offset per user, in id order
-//! record  id (u64, little-endian), username length (u8), username (UTF-8)
+//! record  key (u64, little-endian), value length (u8), value
 //! ```
+//! A row's key is its id and its value its username (UTF-8); the by-name index's entries
+//! ([`crate::name_index`]) have keys above every id and values of an id and a username.
 //!
 //! Between the slots and the records is the free space. A lookup is a binary search over the
 //! slots, reading one slot and one id per probe; an insert writes its record below the
@@ -31,8 +33,11 @@ const SLOT_BYTES: usize = 2;
 /// Bytes of a record before its username: the id and the length.
 const RECORD_HEAD_BYTES: usize = 9;
 
+/// Bytes of the longest value: a name entry's.
+pub const MAX_VALUE_BYTES: usize = crate::name_index::MAX_VALUE_BYTES;
+
 /// Bytes of the longest record.
-const MAX_RECORD_BYTES: usize = RECORD_HEAD_BYTES + crate::limits::MAX_USERNAME_BYTES;
+const MAX_RECORD_BYTES: usize = RECORD_HEAD_BYTES + MAX_VALUE_BYTES;
 
 /// Bytes of slots moved at a time when an insert or a removal shifts them (a multiple of
 /// [`SLOT_BYTES`]).
@@ -287,14 +292,54 @@ impl<'m, M: Memory> Leaf<'m, M> {
         self.write_header();
     }
 
+    /// The value of the record at `index` into `value`; returns its length.
+    pub fn value_into(
+        &self,
+        index: usize,
+        value: &mut [u8; MAX_VALUE_BYTES],
+    ) -> Result<usize, StoreError> {
+        let offset = self.offset(index)?;
+        let len = self.value_len(offset)?;
+        page::read(
+            self.memory,
+            self.page,
+            offset + RECORD_HEAD_BYTES,
+            &mut value[..len],
+        );
+        Ok(len)
+    }
+
+    /// The length of the value of the record at `offset`.
+    fn value_len(&self, offset: usize) -> Result<usize, StoreError> {
+        let mut len = [0u8; 1];
+        page::read(self.memory, self.page, offset + 8, &mut len);
+        let len = usize::from(len[0]);
+        if len > MAX_VALUE_BYTES || offset + RECORD_HEAD_BYTES + len > PAGE_BYTES {
+            return Err(corrupt(self.page, "a record runs past the page"));
+        }
+        Ok(len)
+    }
+
+    /// Removes the record at `index`; it becomes garbage.
+    pub fn remove_record(&mut self, index: usize) -> Result<(), StoreError> {
+        let size = RECORD_HEAD_BYTES + self.value_len(self.offset(index)?)?;
+        self.discard(index, size);
+        Ok(())
+    }
+
     /// Removes the user at `index`, its username into `removed`; its record becomes garbage.
     pub fn remove(&mut self, index: usize, removed: &mut UsernameBuf) -> Result<(), StoreError> {
         let size = self.username_at(self.offset(index)?, removed)?;
+        self.discard(index, size);
+        Ok(())
+    }
+
+    /// Drops the slot at `index`, whose record of `size` bytes becomes garbage.
+    fn discard(&mut self, index: usize, size: usize) {
         self.shift_slots(index + 1, -1);
         self.count -= 1;
         self.garbage += size;
         self.write_header();
-        Ok(())
     }
 
     /// Gives the user at `index` the username `username` where its record is, if it is no
@@ -373,6 +418,32 @@ impl<'m, M: Memory> Leaf<'m, M> {
                 break;
             }
         }
+        self.move_records(upper, cut, moved)
+    }
+
+    /// Moves the users from `cut` on (at least one, not all) into the empty leaf `upper`, as
+    /// [`Leaf::move_upper_part`] does. Returns the first id `upper` holds.
+    pub fn move_from(&mut self, upper: &mut Leaf<'m, M>, cut: usize) -> Result<u64, StoreError> {
+        if cut == 0 || cut >= self.count {
+            return Err(corrupt(
+                self.page,
+                "a split that moves nothing or everything",
+            ));
+        }
+        let mut moved = 0;
+        for index in cut..self.count {
+            moved += self.record_size(index)?;
+        }
+        self.move_records(upper, cut, moved)
+    }
+
+    /// Moves the users from `cut` on, `moved` bytes of records, into the empty leaf `upper`.
+    fn move_records(
+        &mut self,
+        upper: &mut Leaf<'m, M>,
+        cut: usize,
+        moved: usize,
+    ) -> Result<u64, StoreError> {
         let mut packer = Packer::new(upper);
         let mut record = [0u8; MAX_RECORD_BYTES];
         let mut first = None;

@@ -10,6 +10,8 @@
 //! 20..24   leaves
 //! 24..32   rows, exact only while the next field is 1
 //! 32       1 when `rows` is exact (written by close, before an upgrade); 0 once reopened
+//! 33       1 once the table holds its by-name index (`crate::name_index`); 0 in a table
+//!          written before
 //! 36..40   groups (index pages)
 //! 40..     the index's upper level: per group, the lowest key of its first leaf (u64) and
 //!          its page (u32); at most 4,096 groups
@@ -45,6 +47,7 @@ const FREE_HEAD: usize = 16;
 const LEAF_COUNT: usize = 20;
 const ROWS: usize = 24;
 const ROWS_EXACT: usize = 32;
+const NAMES_INDEXED: usize = 33;
 const GROUP_COUNT: usize = 36;
 const GROUPS: usize = 40;
 
@@ -238,6 +241,18 @@ impl Meta {
             page::write_u64(memory, 0, ROWS, rows);
         }
         page::write(memory, 0, ROWS_EXACT, &[u8::from(rows.is_some())]);
+    }
+
+    /// Whether the table holds its by-name index.
+    pub fn names_indexed(memory: &impl Memory) -> bool {
+        let mut flag = [0; 1];
+        page::read(memory, 0, NAMES_INDEXED, &mut flag);
+        flag[0] == 1
+    }
+
+    /// Records that the table holds its by-name index.
+    pub fn mark_names_indexed(memory: &impl Memory) {
+        page::write(memory, 0, NAMES_INDEXED, &[1]);
     }
 
     /// A page for a new leaf or index page: a free one, or one more at the end.

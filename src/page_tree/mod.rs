@@ -48,7 +48,9 @@ pub use engine::PageTreeConfig;
 
 use crate::error::StoreError;
 use crate::limits;
+use crate::name_index::{self, KeyValues};
 use crate::store::UserStore;
+use crate::unique;
 use crate::user::{User, UsernameBuf};
 use ic_stable_structures::Memory;
 use index::{Index, Pos};
@@ -100,6 +102,10 @@ impl<M: Memory> PageTreeStore<M> {
         };
         // From now on writes change the count: the header's is exact again only at close.
         Meta::write_rows(&store.memory, None);
+        if !Meta::names_indexed(&store.memory) {
+            store.build_name_index()?;
+            Meta::mark_names_indexed(&store.memory);
+        }
         Ok(store)
     }
 
@@ -109,15 +115,39 @@ impl<M: Memory> PageTreeStore<M> {
         Ok(())
     }
 
-    /// The rows of every leaf, counted from their headers.
+    /// The rows of every leaf, counted from their headers (and, in the leaf where the name
+    /// index's entries start, by a search).
     fn count_rows(&self) -> Result<u64, StoreError> {
         let mut rows = 0;
         let mut at = self.index.first();
         while let Some(position) = at {
-            rows += self.leaf_at(position)?.count() as u64;
+            let leaf = self.leaf_at(position)?;
+            if leaf.count() > 0 && !name_index::is_row_key(leaf.id(leaf.count() - 1)?) {
+                let names_from = leaf.search(name_index::FIRST_NAME_KEY)?;
+                return Ok(rows + names_from.unwrap_or_else(|at| at) as u64);
+            }
+            rows += leaf.count() as u64;
             at = self.index.next(&self.memory, position)?;
         }
         Ok(rows)
+    }
+
+    /// Indexes the names of a table written before they were (or starts the index of an
+    /// empty one), reading every row once.
+    fn build_name_index(&mut self) -> Result<(), StoreError> {
+        let mut rows = Vec::with_capacity(self.rows as usize);
+        let mut after = None;
+        loop {
+            let page = self.page(after, limits::MAX_PAGE_SIZE)?;
+            let Some(last) = page.last() else { break };
+            after = Some(last.id);
+            rows.extend(page.into_iter().map(|user| (user.id, user.username)));
+        }
+        if rows.is_empty() {
+            name_index::create(self)
+        } else {
+            name_index::build(self, rows).map(drop)
+        }
     }
 
     /// The leaf at index `position`.
@@ -135,12 +165,21 @@ impl<M: Memory> PageTreeStore<M> {
         Ok(Some((position, leaf, found)))
     }
 
-    /// Whether `id` is in the table.
-    fn contains(&self, id: u64) -> Result<bool, StoreError> {
-        Ok(matches!(self.find(id)?, Some((_, _, Ok(_)))))
+    /// [`PageTreeStore::find`] for a row: `None` for a key above every id.
+    fn find_row(&self, id: u64) -> Result<Option<Located<'_, M>>, StoreError> {
+        if !name_index::is_row_key(id) {
+            return Ok(None);
+        }
+        self.find(id)
     }
 
-    /// Inserts the user `id` with `username`; [`StoreError::DuplicateId`] if the id exists.
+    /// Whether `id` is in the table.
+    fn has_row(&self, id: u64) -> Result<bool, StoreError> {
+        Ok(matches!(self.find_row(id)?, Some((_, _, Ok(_)))))
+    }
+
+    /// Inserts the record `id` (a row's id, or a key of the name index) with `username` (its
+    /// value); [`StoreError::DuplicateId`] if the key exists.
     fn insert_bytes(&mut self, id: u64, username: &[u8]) -> Result<(), StoreError> {
         if self.index.is_empty() {
             let page = self.meta.allocate(&self.memory, 0)?;
@@ -164,7 +203,14 @@ impl<M: Memory> PageTreeStore<M> {
                 // A new leaf after this one takes the upper part of its users: half, or
                 // above every id an eighth (the ascending table's slack, APPEND_KEEP); the
                 // user goes into whichever of the two holds its id.
-                let last = self.index.next(&self.memory, position)?.is_none();
+                // Above every key of its kind: the last leaf, or the last of the rows.
+                let last = match self.index.next(&self.memory, position)? {
+                    None => true,
+                    Some(next) => {
+                        name_index::is_row_key(id)
+                            && !name_index::is_row_key(self.index.key(&self.memory, next))
+                    }
+                };
                 let keep = if last && at == leaf.count() {
                     APPEND_KEEP
                 } else {
@@ -172,6 +218,23 @@ impl<M: Memory> PageTreeStore<M> {
                 };
                 let new_page = self.meta.allocate(&self.memory, self.index.len())?;
                 let mut upper = Leaf::create(&self.memory, new_page);
+                // A full leaf that holds rows and names splits between them, and the insert
+                // starts again: the leaves of rows then end where the names begin, and
+                // appends of rows find the last of them.
+                let names_from = leaf
+                    .search(name_index::FIRST_NAME_KEY)?
+                    .unwrap_or_else(|at| at);
+                if names_from > 0 && names_from < leaf.count() {
+                    let first = leaf.move_from(&mut upper, names_from)?;
+                    self.index.insert_after(
+                        &self.memory,
+                        &mut self.meta,
+                        position,
+                        first,
+                        new_page,
+                    )?;
+                    return self.insert_bytes(id, username);
+                }
                 let first = leaf.move_upper_part(&mut upper, keep)?;
                 let target = if id >= first { upper } else { leaf };
                 let at = target.search(id)?.unwrap_or_else(|at| at);
@@ -186,20 +249,48 @@ impl<M: Memory> PageTreeStore<M> {
                     .insert_after(&self.memory, &mut self.meta, position, first, new_page)?;
             }
         }
-        self.rows += 1;
+        if name_index::is_row_key(id) {
+            self.rows += 1;
+        }
         Ok(())
     }
 
     /// Removes `id` from the table, its username into `removed`; [`StoreError::NotFound`] if
     /// absent.
     fn remove_into(&mut self, id: u64, removed: &mut UsernameBuf) -> Result<(), StoreError> {
-        let (position, mut leaf, at) = match self.find(id)? {
+        let (position, mut leaf, at) = match self.find_row(id)? {
             Some((position, leaf, Ok(at))) => (position, leaf, at),
             _ => return Err(StoreError::NotFound { id }),
         };
         leaf.remove(at, removed)?;
-        let (count, live, page) = (leaf.count(), leaf.live_bytes(), leaf.page());
+        let left = (leaf.count(), leaf.live_bytes(), leaf.page());
         self.rows -= 1;
+        self.after_removal(position, left)
+    }
+
+    /// Removes the name index's entry `key`.
+    fn remove_key(&mut self, key: u64) -> Result<(), StoreError> {
+        let (position, mut leaf, at) = match self.find(key)? {
+            Some((position, leaf, Ok(at))) => (position, leaf, at),
+            _ => {
+                return Err(StoreError::storage(
+                    "removing an entry of the name index",
+                    "no such entry",
+                ))
+            }
+        };
+        leaf.remove_record(at)?;
+        let left = (leaf.count(), leaf.live_bytes(), leaf.page());
+        self.after_removal(position, left)
+    }
+
+    /// Frees or rebalances the leaf at `position` after a removal left it empty or underfull:
+    /// `left` is what the leaf has left (records, live bytes) and its page.
+    fn after_removal(
+        &mut self,
+        position: Pos,
+        (count, live, page): (usize, usize, page::PageNo),
+    ) -> Result<(), StoreError> {
         if self.index.len() > 1 {
             if count == 0 {
                 self.index.remove(&self.memory, &mut self.meta, position)?;
@@ -249,7 +340,7 @@ impl<M: Memory> PageTreeStore<M> {
         username: &[u8],
         previous: &mut UsernameBuf,
     ) -> Result<(), StoreError> {
-        let (mut leaf, at) = match self.find(id)? {
+        let (mut leaf, at) = match self.find_row(id)? {
             Some((_, leaf, Ok(at))) => (leaf, at),
             _ => return Err(StoreError::NotFound { id }),
         };
@@ -290,6 +381,72 @@ fn to_user(record: Record) -> Result<User, StoreError> {
     })
 }
 
+impl<M: Memory> KeyValues for PageTreeStore<M> {
+    fn scan_entries(
+        &self,
+        from: u64,
+        below: u64,
+        visit: &mut dyn FnMut(u64, &[u8]) -> bool,
+    ) -> Result<(), StoreError> {
+        let Some((mut position, mut leaf, found)) = self.find(from)? else {
+            return Ok(());
+        };
+        let mut at = found.unwrap_or_else(|insert_at| insert_at);
+        let mut value = [0u8; leaf::MAX_VALUE_BYTES];
+        loop {
+            if at < leaf.count() {
+                let key = leaf.id(at)?;
+                if key >= below {
+                    return Ok(());
+                }
+                let len = leaf.value_into(at, &mut value)?;
+                if !visit(key, &value[..len]) {
+                    return Ok(());
+                }
+                at += 1;
+                continue;
+            }
+            // The index says where the next leaf starts: a range that ends before it reads
+            // no more pages.
+            let Some(next) = self.index.next(&self.memory, position)? else {
+                return Ok(());
+            };
+            if self.index.key(&self.memory, next) >= below {
+                return Ok(());
+            }
+            position = next;
+            leaf = self.leaf_at(position)?;
+            at = 0;
+        }
+    }
+
+    fn put_entry(&mut self, key: u64, value: &[u8]) -> Result<(), StoreError> {
+        self.insert_bytes(key, value)
+    }
+
+    fn delete_entry(&mut self, key: u64) -> Result<(), StoreError> {
+        self.remove_key(key)
+    }
+}
+
+impl<M: Memory> PageTreeStore<M> {
+    /// Gives the row `id`, named `previous`, the name `username` (free: checked), and moves
+    /// its name index entry.
+    fn rename_checked(
+        &mut self,
+        id: u64,
+        username: &str,
+        previous: &mut UsernameBuf,
+    ) -> Result<(), StoreError> {
+        self.rename_into(id, username.as_bytes(), previous)?;
+        name_index::remove(self, previous.as_str(), id)?;
+        match name_index::add(self, username, id)? {
+            Some(_) => Ok(()),
+            None => Err(StoreError::storage("renaming a user", "the name was taken")),
+        }
+    }
+}
+
 impl<M: Memory> UserStore for PageTreeStore<M> {
     fn insert(&mut self, user: User) -> Result<(), StoreError> {
         self.insert_parts(user.id, &user.username)
@@ -298,14 +455,45 @@ impl<M: Memory> UserStore for PageTreeStore<M> {
     fn insert_parts(&mut self, id: u64, username: &str) -> Result<(), StoreError> {
         limits::check_id(id)?;
         limits::check_username(username)?;
-        self.insert_bytes(id, username.as_bytes())
+        // The row first (an existing id is found before anything is written), then its
+        // name; a taken name takes the row out again.
+        self.insert_bytes(id, username.as_bytes())?;
+        if name_index::add(self, username, id)?.is_none() {
+            self.remove_into(id, &mut UsernameBuf::default())?;
+            return Err(unique::taken(username));
+        }
+        Ok(())
     }
 
     fn get_into(&self, id: u64, username: &mut UsernameBuf) -> Result<(), StoreError> {
-        match self.find(id)? {
+        match self.find_row(id)? {
             Some((_, leaf, Ok(at))) => leaf.username_into(at, username),
             _ => Err(StoreError::NotFound { id }),
         }
+    }
+
+    fn get_by_name(&self, username: &str) -> Result<User, StoreError> {
+        match name_index::lowest_holder(self, username)? {
+            Some(id) => Ok(User::new(id, username)),
+            None => Err(StoreError::UsernameNotFound {
+                username: username.to_string(),
+            }),
+        }
+    }
+
+    fn ids_named(&self, username: &str, limit: usize) -> Result<Vec<u64>, StoreError> {
+        name_index::ids_named(self, username, limit)
+    }
+
+    fn shared_usernames(&self, limit: usize) -> Result<Vec<String>, StoreError> {
+        match name_index::state(self)? {
+            Some(state) => name_index::shared_usernames(self, state, limit),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn contains(&self, id: u64) -> Result<bool, StoreError> {
+        self.has_row(id)
     }
 
     fn update_into(
@@ -315,26 +503,37 @@ impl<M: Memory> UserStore for PageTreeStore<M> {
         previous: &mut UsernameBuf,
     ) -> Result<(), StoreError> {
         limits::check_username(username)?;
-        self.rename_into(id, username.as_bytes(), previous)
+        // Both checks before the first write.
+        self.get_into(id, previous)?;
+        if previous.as_str() == username {
+            return Ok(());
+        }
+        if name_index::taken_by_other(self, username, id)? {
+            return Err(unique::taken(username));
+        }
+        self.rename_checked(id, username, previous)
     }
 
     fn delete_into(&mut self, id: u64, deleted: &mut UsernameBuf) -> Result<(), StoreError> {
-        self.remove_into(id, deleted)
+        self.remove_into(id, deleted)?;
+        name_index::remove(self, deleted.as_str(), id)
     }
 
     fn insert_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
-        // Every check before the first write: the first id, in batch order, already there.
-        for user in users {
-            if self.contains(user.id)? {
-                return Err(StoreError::DuplicateId { id: user.id });
-            }
-        }
-        // In id order, so that the users of one leaf go in together.
+        // Every check before the first write: the first row, in batch order, that clashes.
+        unique::check_insert_batch(self, users)?;
+        // In key order, so that the records of one leaf go in together.
         let mut order: Vec<&User> = users.iter().collect();
         order.sort_unstable_by_key(|user| user.id);
-        for user in order {
+        for user in &order {
             self.insert_bytes(user.id, user.username.as_bytes())?;
+        }
+        order.sort_by_cached_key(|user| name_index::bucket_of(&user.username));
+        for user in order {
+            if name_index::add(self, &user.username, user.id)?.is_none() {
+                return Err(StoreError::storage("inserting a batch", "a name was taken"));
+            }
         }
         Ok(users.len() as u64)
     }
@@ -354,7 +553,7 @@ impl<M: Memory> UserStore for PageTreeStore<M> {
                 None => return Ok(Vec::new()),
             },
         };
-        let Some((mut position, leaf, found)) = self.find(start)? else {
+        let Some((mut position, leaf, found)) = self.find_row(start)? else {
             return Ok(Vec::new());
         };
         let mut at = found.unwrap_or_else(|insert_at| insert_at);
@@ -362,7 +561,11 @@ impl<M: Memory> UserStore for PageTreeStore<M> {
         let mut users = Vec::new();
         while users.len() < limit as usize {
             if at < leaf.count() {
-                users.push(to_user(leaf.record(at)?)?);
+                let record = leaf.record(at)?;
+                if !name_index::is_row_key(record.id) {
+                    break;
+                }
+                users.push(to_user(record)?);
                 at += 1;
                 continue;
             }
@@ -390,14 +593,13 @@ impl<M: Memory> UserStore for PageTreeStore<M> {
 
     fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
-        for user in users {
-            if !self.contains(user.id)? {
-                return Err(StoreError::NotFound { id: user.id });
-            }
-        }
+        unique::check_update_batch(self, users)?;
         let mut previous = UsernameBuf::default();
         for user in users {
-            self.rename_into(user.id, user.username.as_bytes(), &mut previous)?;
+            self.get_into(user.id, &mut previous)?;
+            if previous.as_str() != user.username {
+                self.rename_checked(user.id, &user.username, &mut previous)?;
+            }
         }
         Ok(users.len() as u64)
     }
@@ -405,13 +607,13 @@ impl<M: Memory> UserStore for PageTreeStore<M> {
     fn delete_batch(&mut self, ids: &[u64]) -> Result<u64, StoreError> {
         limits::check_id_batch(ids)?;
         for id in ids {
-            if !self.contains(*id)? {
+            if !self.has_row(*id)? {
                 return Err(StoreError::NotFound { id: *id });
             }
         }
         let mut removed = UsernameBuf::default();
         for id in ids {
-            self.remove_into(*id, &mut removed)?;
+            self.delete_into(*id, &mut removed)?;
         }
         Ok(ids.len() as u64)
     }
@@ -421,6 +623,25 @@ impl<M: Memory> UserStore for PageTreeStore<M> {
     }
 }
 
+/// Writes `rows` into empty `memory` as the release before the by-name index did: rows only,
+/// names shared or not (for tests of the index's build).
+#[cfg(test)]
+pub(crate) fn write_without_name_index<M: Memory + Clone>(memory: &M, rows: &[User]) {
+    let opened = Meta::open(memory).expect("a fresh store");
+    let mut store = PageTreeStore {
+        memory: memory.clone(),
+        meta: opened.meta,
+        index: opened.index,
+        rows: 0,
+    };
+    for user in rows {
+        store
+            .insert_bytes(user.id, user.username.as_bytes())
+            .expect("a row");
+    }
+    store.close().expect("closes");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -428,6 +649,22 @@ mod tests {
 
     fn user(id: u64) -> User {
         User::new(id, format!("user-{id:0>95}"))
+    }
+
+    impl<M: Memory> PageTreeStore<M> {
+        /// Leaves whose keys start below the name index's.
+        fn row_leaves(&self) -> usize {
+            let mut leaves = 0;
+            let mut at = self.index.first();
+            while let Some(position) = at {
+                if !name_index::is_row_key(self.index.key(&self.memory, position)) {
+                    break;
+                }
+                leaves += 1;
+                at = self.index.next(&self.memory, position).unwrap();
+            }
+            leaves
+        }
     }
 
     #[test]
@@ -441,8 +678,9 @@ mod tests {
             assert_eq!(store.insert_batch(&users), Ok(5_000));
         }
         assert_eq!(store.count(), Ok(100_000));
+        // A row and its name entry, about 110 bytes each, in leaves filled at random.
         let bytes_per_row = memory.size() as f64 * 65_536.0 / 100_000.0;
-        assert!(bytes_per_row < 200.0, "{bytes_per_row}");
+        assert!(bytes_per_row < 400.0, "{bytes_per_row}");
         store.close().unwrap();
         let store = PageTreeStore::open(memory.clone()).unwrap();
         assert_eq!(store.count(), Ok(100_000));
@@ -471,7 +709,7 @@ mod tests {
         }
         let per_leaf = (PAGE_BYTES - 16) / leaf::footprint(100);
         let kept = per_leaf * APPEND_KEEP.0 / APPEND_KEEP.1;
-        let leaves = store.index.len();
+        let leaves = store.row_leaves();
         assert!(
             leaves.abs_diff(50_000usize.div_ceil(kept)) <= 1,
             "{leaves} leaves of about {kept} users"
@@ -484,7 +722,7 @@ mod tests {
         for batch in between.chunks(1_000) {
             store.insert_batch(batch).unwrap();
         }
-        assert_eq!(store.index.len(), leaves, "no leaf split");
+        assert_eq!(store.row_leaves(), leaves, "no leaf of rows split");
         assert_eq!(store.count(), Ok(50_000 + between.len() as u64));
     }
 
@@ -522,20 +760,29 @@ mod tests {
     fn a_longer_name_moves_its_user_and_a_full_leaf_splits() {
         let memory = VectorMemory::default();
         let mut store = PageTreeStore::open(memory).unwrap();
-        let short: Vec<User> = (0..700u64).map(|id| User::new(id, "s")).collect();
+        let short: Vec<User> = (0..700u64)
+            .map(|id| User::new(id, id.to_string()))
+            .collect();
         store.insert_batch(&short).unwrap();
-        assert_eq!(store.index.len(), 1);
+        assert_eq!(store.row_leaves(), 1);
+        let long = |id: u64| format!("{id:l>128}");
         for id in 0..700u64 {
-            let long = "l".repeat(128);
             assert_eq!(
-                store.update_username(id, &long),
-                Ok(User::new(id, "s")),
+                store.update_username(id, &long(id)),
+                Ok(User::new(id, id.to_string())),
                 "{id}"
             );
         }
-        assert!(store.index.len() > 1);
+        assert!(store.row_leaves() > 1);
         assert_eq!(store.count(), Ok(700));
-        assert_eq!(store.get(699), Ok(User::new(699, "l".repeat(128))));
+        assert_eq!(store.get(699), Ok(User::new(699, long(699))));
+        assert_eq!(store.get_by_name(&long(699)), Ok(User::new(699, long(699))));
+        assert_eq!(
+            store.get_by_name("699"),
+            Err(StoreError::UsernameNotFound {
+                username: "699".into()
+            })
+        );
     }
 
     /// The users of the layout-1 fixture: ids 3 × (0..20,000) but the first 1,000 multiples
@@ -625,12 +872,23 @@ mod tests {
             );
             assert!(counter.pages_written().is_empty());
             counter.reset();
-            store.insert(User::new(id + 5, name(id + 5))).unwrap();
-            store.delete(id + 5).unwrap();
+            assert_eq!(store.get_by_name(&name(id)), Ok(User::new(id, name(id))));
             assert_eq!(
-                counter.pages_written().len(),
-                1,
-                "an insert and a delete: the leaf"
+                counter.pages_read().len(),
+                2,
+                "a get by name: the group and the leaf"
+            );
+            counter.reset();
+            store.insert(User::new(id + 5, name(id + 5))).unwrap();
+            let inserted = counter.pages_written();
+            counter.reset();
+            UserStore::delete(&mut store, id + 5).unwrap();
+            let deleted = counter.pages_written();
+            assert_eq!(deleted.len(), 2, "a delete: the row's leaf and the name's");
+            // Unless a leaf splits (a new leaf, the header, the group): the same two.
+            assert!(
+                inserted == deleted || inserted.len() == 5,
+                "an insert: {inserted:?} against {deleted:?}"
             );
         }
         store.close().unwrap();

@@ -8,6 +8,7 @@ use super::env::CallEnv;
 use super::{CanisterConfig, Stats, StoreState};
 use crate::engine::{BatchWrite, EngineConfig, StorageEngine};
 use crate::error::StoreError;
+use crate::limits;
 use crate::service::args::IdAndName;
 use crate::user::{User, UsernameBuf};
 
@@ -95,6 +96,14 @@ pub fn insert_users<E: StorageEngine>(
 /// `get_user`: one user.
 pub fn get_user<E: StorageEngine>(state: &StoreState<E>, id: u64) -> Result<User, StoreError> {
     state.store().get(id)
+}
+
+/// `get_user_by_name`: the user with this username.
+pub fn get_user_by_name<E: StorageEngine>(
+    state: &StoreState<E>,
+    username: &str,
+) -> Result<User, StoreError> {
+    state.store().get_by_name(username)
 }
 
 /// `get_user` into `username`, on the stack.
@@ -198,5 +207,8 @@ pub fn stats<E: StorageEngine>(
         rows: state.store().count()?,
         stable_memory_pages: env.stable_memory_pages(),
         heap_pages: env.heap_pages(),
+        shared_usernames: state
+            .store()
+            .shared_usernames(limits::SHARED_USERNAMES_REPORTED)?,
     })
 }

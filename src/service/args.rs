@@ -388,6 +388,19 @@ impl Args for (u64, String) {
     }
 }
 
+/// `(text)`: `get_user_by_name`.
+impl Args for String {
+    const HEADER: &'static [u8] = b"DIDL\x00\x01\x71";
+
+    fn read_values(values: &mut Values<'_>) -> Option<Self> {
+        values.text()
+    }
+
+    fn decode_with_candid(message: &[u8]) -> Result<Self, candid::Error> {
+        candid_one(message)
+    }
+}
+
 /// `(opt nat64, nat32)`: `list_users`.
 impl Args for (Option<u64>, u32) {
     const HEADER: &'static [u8] = b"DIDL\x01\x6e\x78\x02\x00\x79";

@@ -107,6 +107,14 @@ macro_rules! export_user_table_api {
         }
 
         $crate::__userstore_method! {
+            /// Returns the user with this username (exact UTF-8 bytes, no case folding).
+            query get_user_by_name(username: String) -> Result<::userstore::User, ::userstore::StoreError> {
+                let result = __userstore_state(|state| ::userstore::service::api::get_user_by_name(state, &username));
+                ::userstore::service::env::reply_result(result)
+            }
+        }
+
+        $crate::__userstore_method! {
             /// Returns up to `limit` users in id order after the id `after`.
             query list_users(after: Option<u64>, limit: u32) -> Result<Vec<::userstore::User>, ::userstore::StoreError> {
                 let result = __userstore_state(|state| ::userstore::service::api::list_users(state, after, limit));
@@ -173,7 +181,8 @@ macro_rules! export_user_table_api {
         }
 
         $crate::__userstore_method! {
-            /// Rows, stable memory pages and heap pages.
+            /// Rows, stable memory pages, heap pages, and the usernames users share (kept from
+            /// before names were unique).
             query stats() -> Result<::userstore::service::Stats, ::userstore::StoreError> {
                 let env = ::userstore::service::env::IcEnv;
                 let result = __userstore_state(|state| ::userstore::service::api::stats(state, &env));

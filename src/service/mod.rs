@@ -82,6 +82,10 @@ pub struct Stats {
     pub stable_memory_pages: u64,
     /// Wasm heap size in 64 KiB pages.
     pub heap_pages: u64,
+    /// Usernames more than one user has, at most 100, in byte order: only a table written
+    /// before names were unique has any, and writes never add to them (they only get fewer
+    /// as those users are renamed or deleted).
+    pub shared_usernames: Vec<String>,
 }
 
 /// A value aligned to a 64 KiB Wasm page: the canister keeps its state in one, so that the

@@ -313,6 +313,7 @@ pub fn prepare_query_replies() -> Result<(), candid::Error> {
         rows: 0,
         stable_memory_pages: 0,
         heap_pages: 0,
+        shared_usernames: Vec::new(),
     })
 }
 

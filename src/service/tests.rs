@@ -149,6 +149,17 @@ impl UserStore for BrokenStore {
     fn get(&self, id: u64) -> Result<User, StoreError> {
         Err(StoreError::NotFound { id })
     }
+    fn get_by_name(&self, username: &str) -> Result<User, StoreError> {
+        Err(StoreError::UsernameNotFound {
+            username: username.into(),
+        })
+    }
+    fn ids_named(&self, _: &str, _: usize) -> Result<Vec<u64>, StoreError> {
+        Ok(Vec::new())
+    }
+    fn shared_usernames(&self, _: usize) -> Result<Vec<String>, StoreError> {
+        Ok(Vec::new())
+    }
     fn page(&self, _: Option<u64>, _: u32) -> Result<Vec<User>, StoreError> {
         Ok(Vec::new())
     }

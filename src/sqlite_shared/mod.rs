@@ -32,6 +32,22 @@ macro_rules! delegate_user_store {
                 self.$field.get(id)
             }
 
+            fn get_by_name(&self, username: &str) -> Result<$crate::User, $crate::StoreError> {
+                self.$field.get_by_name(username)
+            }
+
+            fn ids_named(
+                &self,
+                username: &str,
+                limit: usize,
+            ) -> Result<Vec<u64>, $crate::StoreError> {
+                self.$field.ids_named(username, limit)
+            }
+
+            fn shared_usernames(&self, limit: usize) -> Result<Vec<String>, $crate::StoreError> {
+                self.$field.shared_usernames(limit)
+            }
+
             fn page(
                 &self,
                 after: Option<u64>,

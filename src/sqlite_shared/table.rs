@@ -7,6 +7,7 @@ use super::{JournalMode, SqliteConfig};
 use crate::error::StoreError;
 use crate::limits;
 use crate::store::UserStore;
+use crate::unique;
 use crate::user::User;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, Statement};
 
@@ -23,13 +24,31 @@ const FILL_COUNT: &str = "INSERT INTO user_count (rows) SELECT count(*) FROM use
 const COUNT: &str = "SELECT rows FROM user_count";
 const SCAN_COUNT: &str = "SELECT count(*) FROM users";
 const ADD_TO_COUNT: &str = "UPDATE user_count SET rows = rows + ?1";
+/// The by-name index: on `username`, so on (`username`, `id`), which orders one name's
+/// users by id. Not `UNIQUE`: a table written before names were unique may hold users that
+/// share a name, and keeps them; every write checks the name instead ([`SELECT_OTHER_HOLDER`]).
+const CREATE_NAME_INDEX: &str = "CREATE INDEX users_by_name ON users (username)";
+const HAS_NAME_INDEX: &str =
+    "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'users_by_name'";
+/// The names several users had when the index was built.
+const CREATE_SHARED: &str =
+    "CREATE TABLE IF NOT EXISTS shared_usernames (username TEXT PRIMARY KEY)";
+const FILL_SHARED: &str = "INSERT OR IGNORE INTO shared_usernames \
+     SELECT username FROM users GROUP BY username HAVING count(*) > 1";
+const SELECT_SHARED: &str = "SELECT username FROM shared_usernames AS shared \
+     WHERE (SELECT count(*) FROM users WHERE users.username = shared.username) > 1 \
+     ORDER BY username LIMIT ?1";
+const SELECT_BY_NAME: &str = "SELECT id FROM users WHERE username = ?1 ORDER BY id LIMIT ?2";
+const SELECT_OTHER_HOLDER: &str = "SELECT 1 FROM users WHERE username = ?1 AND id != ?2 LIMIT 1";
 const BEGIN: &str = "BEGIN";
 const COMMIT: &str = "COMMIT";
 const ROLLBACK: &str = "ROLLBACK";
 /// The statements every store runs, prepared at open.
-const STATEMENTS: [&str; 8] = [
+const STATEMENTS: [&str; 10] = [
     INSERT,
     SELECT_ONE,
+    SELECT_BY_NAME,
+    SELECT_OTHER_HOLDER,
     SELECT_PAGE,
     UPDATE,
     DELETE,
@@ -40,8 +59,8 @@ const STATEMENTS: [&str; 8] = [
 /// The statements of a store with its row count in the table `user_count`.
 const COUNT_TABLE_STATEMENTS: [&str; 2] = [COUNT, ADD_TO_COUNT];
 
-/// The user table in SQLite, `users(id INTEGER PRIMARY KEY, username TEXT NOT NULL)`, on one
-/// connection. Every statement is prepared once, at open, and held with the connection
+/// The user table in SQLite, `users(id INTEGER PRIMARY KEY, username TEXT NOT NULL)` with
+/// the index `users_by_name` on `username`, on one connection. Every statement is prepared once, at open, and held with the connection
 /// ([`PreparedConnection`]): queries (whose heap changes the IC discards) find them ready,
 /// and no call pays for a statement cache.
 ///
@@ -93,6 +112,7 @@ impl SqlTable {
             .execute(CREATE_TABLE, [])
             .map_err(|error| StoreError::storage("creating the users table", error))?;
         pragmas::check_page_size(&connection, &config)?;
+        ensure_name_index(&connection)?;
         let row_count = match slot {
             None => {
                 ensure_row_count(&connection)?;
@@ -294,6 +314,35 @@ fn run(statements: &Statements, sql: &'static str, doing: &str) -> Result<(), St
         .map_err(|error| StoreError::storage(doing, error))
 }
 
+/// Creates the by-name index if the database has none yet (a database written before names
+/// were unique), recording first the names several users share. The index comes last, in
+/// the same transaction: its presence says the rest is done.
+fn ensure_name_index(connection: &Connection) -> Result<(), StoreError> {
+    let fail = |error| StoreError::storage("building the by-name index", error);
+    let present: i64 = connection
+        .query_row(HAS_NAME_INDEX, [], |row| row.get(0))
+        .map_err(fail)?;
+    if present > 0 {
+        return Ok(());
+    }
+    connection
+        .execute_batch(&format!(
+            "BEGIN; {CREATE_SHARED}; {FILL_SHARED}; {CREATE_NAME_INDEX}; COMMIT;"
+        ))
+        .map_err(|error| {
+            let _ = connection.execute_batch("ROLLBACK");
+            fail(error)
+        })
+}
+
+/// Whether a user other than `rowid` is named `username`.
+fn held_by_other(statements: &Statements, username: &str, rowid: i64) -> Result<bool, StoreError> {
+    statements
+        .get(SELECT_OTHER_HOLDER)?
+        .exists(params![username, rowid])
+        .map_err(|error| StoreError::storage("looking a username up", error))
+}
+
 /// Creates `user_count` if the database has none yet and fills it with one scan of `users`
 /// (a database written before the count was kept).
 fn ensure_row_count(connection: &Connection) -> Result<(), StoreError> {
@@ -369,7 +418,14 @@ impl UserStore for SqlTable {
     fn insert(&mut self, user: User) -> Result<(), StoreError> {
         limits::check_user(&user)?;
         let rowid = checked_rowid(user.id)?;
-        // A clash is detected before the INSERT writes anything, so there is nothing to undo.
+        // Both clashes are found before the INSERT writes anything: nothing to undo. A taken
+        // name is an error only once the id is known to be free (the id is checked first).
+        if held_by_other(self.db.statements(), &user.username, rowid)? {
+            return Err(match read_user(self.db.statements(), user.id)? {
+                Some(_) => StoreError::DuplicateId { id: user.id },
+                None => unique::taken(&user.username),
+            });
+        }
         self.one_statement(|statements| {
             insert_row(&mut *statements.get(INSERT)?, &user, rowid)?;
             Ok(((), 1))
@@ -384,6 +440,11 @@ impl UserStore for SqlTable {
                 let rowid = checked_rowid(user.id)?;
                 insert_row(&mut insert, user, rowid)?;
                 inserted_ids.push(rowid);
+                // The batch's names are distinct (`check_batch`): another holder is a row
+                // the table had before.
+                if held_by_other(statements, &user.username, rowid)? {
+                    return Err(unique::taken(&user.username));
+                }
             }
             Ok((users.len() as u64, users.len() as i64))
         })
@@ -391,6 +452,40 @@ impl UserStore for SqlTable {
 
     fn get(&self, id: u64) -> Result<User, StoreError> {
         read_user(self.db.statements(), id)?.ok_or(StoreError::NotFound { id })
+    }
+
+    fn get_by_name(&self, username: &str) -> Result<User, StoreError> {
+        match self.ids_named(username, 1)?.first() {
+            Some(id) => Ok(User::new(*id, username)),
+            None => Err(StoreError::UsernameNotFound {
+                username: username.to_string(),
+            }),
+        }
+    }
+
+    fn ids_named(&self, username: &str, limit: usize) -> Result<Vec<u64>, StoreError> {
+        let fail = |error| StoreError::storage("looking a username up", error);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut select = self.db.statements().get(SELECT_BY_NAME)?;
+        let ids = select
+            .query_map(params![username, limit], |row| row.get::<_, i64>(0))
+            .map_err(fail)?;
+        ids.map(|id| {
+            let rowid = id.map_err(fail)?;
+            u64::try_from(rowid)
+                .map_err(|_| fail(rusqlite::Error::IntegralValueOutOfRange(0, rowid)))
+        })
+        .collect()
+    }
+
+    fn shared_usernames(&self, limit: usize) -> Result<Vec<String>, StoreError> {
+        let fail = |error| StoreError::storage("listing shared usernames", error);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut select = self.db.connection().prepare(SELECT_SHARED).map_err(fail)?;
+        let names = select
+            .query_map([limit], |row| row.get::<_, String>(0))
+            .map_err(fail)?;
+        names.map(|name| name.map_err(fail)).collect()
     }
 
     fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError> {
@@ -423,6 +518,12 @@ impl UserStore for SqlTable {
         let statements = self.db.statements();
         let previous = read_user(statements, id)?.ok_or(StoreError::NotFound { id })?;
         let rowid = to_rowid(id).ok_or(StoreError::NotFound { id })?;
+        if previous.username == username {
+            return Ok(previous);
+        }
+        if held_by_other(statements, username, rowid)? {
+            return Err(unique::taken(username));
+        }
         statements
             .get(UPDATE)?
             .execute(params![rowid, username])
@@ -448,17 +549,26 @@ impl UserStore for SqlTable {
 
     fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
-        self.require_existing_without_journal(users.iter().map(|user| user.id))?;
+        if self.config.journal_mode == JournalMode::Off {
+            // Nothing could roll a failed row back: every row is checked first.
+            unique::check_update_batch(self, users)?;
+        }
         self.in_transaction(|statements, _| {
             let mut update = statements.get(UPDATE)?;
             for user in users {
+                // One by one, in order: a name is taken if another user has it now.
+                let current =
+                    read_user(statements, user.id)?.ok_or(StoreError::NotFound { id: user.id })?;
+                if current.username == user.username {
+                    continue;
+                }
                 let rowid = to_rowid(user.id).ok_or(StoreError::NotFound { id: user.id })?;
-                let changed = update
+                if held_by_other(statements, &user.username, rowid)? {
+                    return Err(unique::taken(&user.username));
+                }
+                update
                     .execute(params![rowid, user.username])
                     .map_err(|error| StoreError::storage("updating a user", error))?;
-                if changed == 0 {
-                    return Err(StoreError::NotFound { id: user.id });
-                }
             }
             Ok((users.len() as u64, 0))
         })

@@ -188,7 +188,9 @@ fn the_page_size_asked_for_is_the_page_size_created() {
 fn update_and_delete_batches_are_all_or_nothing() {
     for_every_engine(|harness| {
         harness.store().insert_batch(&users(0..100)).unwrap();
-        let mut renames: Vec<User> = (0..50).map(|id| User::new(id, "renamed")).collect();
+        let mut renames: Vec<User> = (0..50)
+            .map(|id| User::new(id, format!("renamed-{id}")))
+            .collect();
         renames.push(User::new(1_000, "unknown"));
         assert_eq!(
             harness.store().update_batch(&renames),
@@ -213,7 +215,7 @@ fn update_and_delete_batches_are_all_or_nothing() {
         renames.pop();
         deletes.pop();
         assert_eq!(harness.store().update_batch(&renames), Ok(50));
-        assert_eq!(harness.store().get(49), Ok(User::new(49, "renamed")));
+        assert_eq!(harness.store().get(49), Ok(User::new(49, "renamed-49")));
         assert_eq!(harness.store().delete_batch(&deletes), Ok(50));
         assert_eq!(harness.store().count(), Ok(50), "{}", harness.name());
         assert_eq!(
@@ -248,4 +250,249 @@ fn a_database_written_before_the_row_count_was_kept_gets_it_at_open() {
     // The count is kept, not recomputed: a reopened store reads the same.
     let store = SqliteStore::open(&path, SqliteConfig::default()).unwrap();
     assert_eq!(store.count(), Ok(4));
+}
+
+fn taken(username: &str) -> StoreError {
+    StoreError::UsernameTaken {
+        username: username.into(),
+    }
+}
+
+#[test]
+fn usernames_are_unique_exact_and_found_by_name() {
+    for_every_engine(|harness| {
+        let name = harness.name();
+        let store = harness.store();
+        store.insert(User::new(1, "ann")).unwrap();
+        assert_eq!(
+            store.insert(User::new(2, "ann")),
+            Err(taken("ann")),
+            "{name}"
+        );
+        // The id is checked first.
+        assert_eq!(
+            store.insert(User::new(1, "ann")),
+            Err(StoreError::DuplicateId { id: 1 }),
+            "{name}"
+        );
+        // Exact bytes: no case folding, no trimming, no normalization.
+        for other in ["Ann", "ann ", "an", "a\u{308}nn"] {
+            store
+                .insert(User::new(other.len() as u64 + 10, other))
+                .unwrap();
+        }
+        assert_eq!(store.get_by_name("ann"), Ok(User::new(1, "ann")), "{name}");
+        assert_eq!(store.get_by_name("Ann"), Ok(User::new(13, "Ann")), "{name}");
+        assert_eq!(
+            store.get_by_name("nobody"),
+            Err(StoreError::UsernameNotFound {
+                username: "nobody".into()
+            }),
+            "{name}"
+        );
+        assert_eq!(store.ids_named("ann", 5), Ok(vec![1]), "{name}");
+        assert_eq!(store.shared_usernames(10), Ok(vec![]), "{name}");
+    });
+}
+
+#[test]
+fn a_rename_frees_the_old_name_in_the_same_call() {
+    for_every_engine(|harness| {
+        let name = harness.name();
+        let store = harness.store();
+        store.insert_batch(&users(0..3)).unwrap();
+        assert_eq!(
+            store.update_username(0, "user-1"),
+            Err(taken("user-1")),
+            "{name}"
+        );
+        // To its own name: no change, no clash.
+        assert_eq!(
+            store.update_username(0, "user-0"),
+            Ok(User::new(0, "user-0")),
+            "{name}"
+        );
+        assert_eq!(store.update_username(0, "zero"), Ok(User::new(0, "user-0")));
+        assert_eq!(
+            store.get_by_name("zero"),
+            Ok(User::new(0, "zero")),
+            "{name}"
+        );
+        store.insert(User::new(9, "user-0")).unwrap();
+        assert_eq!(store.get_by_name("user-0"), Ok(User::new(9, "user-0")));
+        // A delete frees the name too.
+        store.delete(9).unwrap();
+        store.insert(User::new(10, "user-0")).unwrap();
+        assert_eq!(store.get_by_name("user-0"), Ok(User::new(10, "user-0")));
+        assert_eq!(store.count(), Ok(4), "{name}");
+    });
+}
+
+#[test]
+fn a_batch_that_takes_a_name_changes_nothing() {
+    for_every_engine(|harness| {
+        let name = harness.name();
+        let store = harness.store();
+        store.insert_batch(&users(0..100)).unwrap();
+        let before = store.page(None, 1_000).unwrap();
+        // With the table, late in the batch.
+        let mut batch = users(100..200);
+        batch.push(User::new(500, "user-42"));
+        assert_eq!(store.insert_batch(&batch), Err(taken("user-42")), "{name}");
+        // With itself.
+        let mut batch = users(100..200);
+        batch.push(User::new(500, "user-150"));
+        assert_eq!(store.insert_batch(&batch), Err(taken("user-150")), "{name}");
+        // The first clash in batch order names the error, ids and names alike.
+        let batch = vec![
+            User::new(300, "fresh"),
+            User::new(301, "user-7"),
+            User::new(5, "other"),
+        ];
+        assert_eq!(store.insert_batch(&batch), Err(taken("user-7")), "{name}");
+        let batch = vec![User::new(5, "other"), User::new(301, "user-7")];
+        assert_eq!(
+            store.insert_batch(&batch),
+            Err(StoreError::DuplicateId { id: 5 }),
+            "{name}"
+        );
+        // Renames, one by one in order: a name freed by an earlier row may be taken by a
+        // later one; a name another user still has may not.
+        let chain = vec![User::new(1, "one"), User::new(2, "user-1")];
+        let swap = vec![User::new(3, "user-4"), User::new(4, "user-3")];
+        assert_eq!(store.update_batch(&swap), Err(taken("user-4")), "{name}");
+        assert_eq!(store.page(None, 1_000).unwrap(), before, "{name}");
+        assert_eq!(store.get_by_name("user-150").ok(), None, "{name}");
+        assert_eq!(store.update_batch(&chain), Ok(2), "{name}");
+        assert_eq!(store.get_by_name("user-1"), Ok(User::new(2, "user-1")));
+        assert_eq!(store.get_by_name("one"), Ok(User::new(1, "one")));
+        assert_eq!(store.get_by_name("user-2").ok(), None, "{name}");
+    });
+}
+
+/// The rows of a table written before names were unique: "x" three times, "z" twice.
+fn rows_with_shared_names() -> Vec<User> {
+    [(1, "x"), (2, "y"), (3, "x"), (4, "z"), (5, "z"), (6, "x")]
+        .into_iter()
+        .map(|(id, name)| User::new(id, name))
+        .collect()
+}
+
+/// What a store opened on [`rows_with_shared_names`] must do: keep and serve every row,
+/// report the shared names, refuse only new clashes.
+fn check_shared_names_are_kept(store: &mut dyn UserStore, engine: &str) {
+    assert_eq!(store.count(), Ok(6), "{engine}");
+    assert_eq!(
+        store.page(None, 10),
+        Ok(rows_with_shared_names()),
+        "{engine}"
+    );
+    assert_eq!(
+        store.shared_usernames(10),
+        Ok(vec!["x".into(), "z".into()]),
+        "{engine}"
+    );
+    assert_eq!(store.shared_usernames(1), Ok(vec!["x".into()]), "{engine}");
+    assert_eq!(store.get_by_name("x"), Ok(User::new(1, "x")), "{engine}");
+    assert_eq!(store.ids_named("x", 10), Ok(vec![1, 3, 6]), "{engine}");
+    assert_eq!(store.insert(User::new(7, "x")), Err(taken("x")), "{engine}");
+    assert_eq!(store.update_username(2, "z"), Err(taken("z")), "{engine}");
+    // Its own name is no new clash.
+    assert_eq!(
+        store.update_username(3, "x"),
+        Ok(User::new(3, "x")),
+        "{engine}"
+    );
+    assert_eq!(store.update_batch(&[User::new(6, "x")]), Ok(1), "{engine}");
+    store.delete(4).unwrap();
+    assert_eq!(store.shared_usernames(10), Ok(vec!["x".into()]), "{engine}");
+    assert_eq!(store.insert(User::new(8, "z")), Err(taken("z")), "{engine}");
+    store.update_username(1, "w").unwrap();
+    assert_eq!(store.get_by_name("x"), Ok(User::new(3, "x")), "{engine}");
+    store.delete_batch(&[5, 3]).unwrap();
+    assert_eq!(store.shared_usernames(10), Ok(vec![]), "{engine}");
+    store.insert(User::new(8, "z")).unwrap();
+    assert_eq!(store.get_by_name("z"), Ok(User::new(8, "z")), "{engine}");
+    assert_eq!(store.count(), Ok(4), "{engine}");
+}
+
+#[test]
+fn a_b_tree_written_before_names_were_unique_keeps_every_row() {
+    use ic_stable_structures::storable::Bound;
+    use ic_stable_structures::{StableBTreeMap, Storable, VectorMemory};
+    use std::borrow::Cow;
+
+    /// The value of the release before: a username of at most 128 bytes.
+    struct EarlierUsername(String);
+    impl Storable for EarlierUsername {
+        const BOUND: Bound = Bound::Bounded {
+            max_size: 128,
+            is_fixed_size: false,
+        };
+        fn to_bytes(&self) -> Cow<'_, [u8]> {
+            Cow::Borrowed(self.0.as_bytes())
+        }
+        fn into_bytes(self) -> Vec<u8> {
+            self.0.into_bytes()
+        }
+        fn from_bytes(bytes: Cow<'_, [u8]>) -> Self {
+            Self(String::from_utf8_lossy(&bytes).into_owned())
+        }
+    }
+
+    let memory = VectorMemory::default();
+    let mut earlier: StableBTreeMap<u64, EarlierUsername, _> = StableBTreeMap::init(memory.clone());
+    for user in rows_with_shared_names() {
+        earlier.insert(user.id, EarlierUsername(user.username));
+    }
+    let mut store = crate::BTreeStore::open(memory.clone()).unwrap();
+    check_shared_names_are_kept(&mut store, "btree");
+    // Reopened, the index is not built again.
+    let store = crate::BTreeStore::open(memory).unwrap();
+    assert_eq!(store.count(), Ok(4));
+    assert_eq!(store.get_by_name("z"), Ok(User::new(8, "z")));
+}
+
+#[test]
+fn a_page_tree_written_before_names_were_unique_keeps_every_row() {
+    let memory = ic_stable_structures::VectorMemory::default();
+    crate::page_tree::write_without_name_index(&memory, &rows_with_shared_names());
+    let mut store = crate::PageTreeStore::open(memory.clone()).unwrap();
+    check_shared_names_are_kept(&mut store, "page tree");
+    store.close().unwrap();
+    let store = crate::PageTreeStore::open(memory).unwrap();
+    assert_eq!(store.count(), Ok(4));
+    assert_eq!(store.get_by_name("z"), Ok(User::new(8, "z")));
+}
+
+#[test]
+fn a_sqlite_database_written_before_names_were_unique_keeps_every_row() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("earlier.db");
+    {
+        let earlier = rusqlite::Connection::open(&path).unwrap();
+        earlier
+            .execute_batch("CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT NOT NULL)")
+            .unwrap();
+        for user in rows_with_shared_names() {
+            earlier
+                .execute(
+                    "INSERT INTO users VALUES (?1, ?2)",
+                    rusqlite::params![user.id as i64, user.username],
+                )
+                .unwrap();
+        }
+    }
+    let mut store = SqliteStore::open(&path, SqliteConfig::default()).unwrap();
+    check_shared_names_are_kept(&mut store, "sqlite");
+    drop(store);
+    let store = SqliteStore::open(&path, SqliteConfig::default()).unwrap();
+    assert_eq!(store.count(), Ok(4));
+    assert_eq!(store.get_by_name("z"), Ok(User::new(8, "z")));
+}
+
+#[test]
+fn the_model_keeps_shared_names_as_the_engines_do() {
+    let mut model = super::model::ModelStore::with_rows(rows_with_shared_names());
+    check_shared_names_are_kept(&mut model, "model");
 }

@@ -23,7 +23,7 @@ pub struct BTreeHarness {
 impl BTreeHarness {
     pub fn new() -> Self {
         let memory = VectorMemory::default();
-        let store = BTreeStore::init(memory.clone());
+        let store = BTreeStore::open(memory.clone()).unwrap();
         Self { memory, store }
     }
 }
@@ -36,7 +36,7 @@ impl Harness for BTreeHarness {
         &mut self.store
     }
     fn reopen(&mut self) {
-        self.store = BTreeStore::init(self.memory.clone());
+        self.store = BTreeStore::open(self.memory.clone()).unwrap();
     }
 }
 

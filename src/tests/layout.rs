@@ -118,7 +118,7 @@ fn a_region_the_manager_has_grown_over_is_refused() {
 
 #[test]
 fn a_b_tree_canister_with_the_earlier_layout_keeps_every_row_and_its_layout() {
-    let mut earlier = BTreeStore::init(layout::canister_memory(BTREE_USERS_MEMORY_ID));
+    let mut earlier = BTreeStore::open(layout::canister_memory(BTREE_USERS_MEMORY_ID)).unwrap();
     for id in 0..2_000 {
         assert_eq!(earlier.insert(user(id)), Ok(()));
     }
@@ -153,7 +153,7 @@ fn an_unrecorded_layout_tells_its_engine_or_refuses_to_guess() {
     );
     assert_eq!(
         engine_shown(|| {
-            BTreeStore::init(layout::canister_memory(BTREE_USERS_MEMORY_ID));
+            BTreeStore::open(layout::canister_memory(BTREE_USERS_MEMORY_ID)).unwrap();
         }),
         Ok(Some(BTreeCanisterStore::NAME))
     );

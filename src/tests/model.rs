@@ -1,13 +1,43 @@
 //! The reference model: the user table as a `std::collections::BTreeMap`, with the same
 //! validation as the real stores. Engines must match it call for call, errors included.
+//!
+//! It states the rules in the plainest way: a username is taken if any other user has it;
+//! a batch is its rows applied one by one to a copy, kept only if every row succeeds.
 
 use crate::store::UserStore;
 use crate::{limits, StoreError, User};
 use std::collections::BTreeMap;
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct ModelStore {
     users: BTreeMap<u64, String>,
+}
+
+impl ModelStore {
+    /// A model holding `users` as they are, shared names included (a table written before
+    /// names were unique).
+    pub fn with_rows(users: impl IntoIterator<Item = User>) -> Self {
+        Self {
+            users: users.into_iter().map(|u| (u.id, u.username)).collect(),
+        }
+    }
+
+    fn taken_by_other(&self, username: &str, id: u64) -> bool {
+        self.users
+            .iter()
+            .any(|(holder, name)| *holder != id && name == username)
+    }
+
+    /// `f` on a copy, kept if it succeeds.
+    fn all_or_nothing(
+        &mut self,
+        f: impl FnOnce(&mut ModelStore) -> Result<u64, StoreError>,
+    ) -> Result<u64, StoreError> {
+        let mut copy = self.clone();
+        let done = f(&mut copy)?;
+        *self = copy;
+        Ok(done)
+    }
 }
 
 impl UserStore for ModelStore {
@@ -16,19 +46,23 @@ impl UserStore for ModelStore {
         if self.users.contains_key(&user.id) {
             return Err(StoreError::DuplicateId { id: user.id });
         }
+        if self.taken_by_other(&user.username, user.id) {
+            return Err(StoreError::UsernameTaken {
+                username: user.username,
+            });
+        }
         self.users.insert(user.id, user.username);
         Ok(())
     }
 
     fn insert_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
-        if let Some(clash) = users.iter().find(|user| self.users.contains_key(&user.id)) {
-            return Err(StoreError::DuplicateId { id: clash.id });
-        }
-        for user in users {
-            self.users.insert(user.id, user.username.clone());
-        }
-        Ok(users.len() as u64)
+        self.all_or_nothing(|copy| {
+            for user in users {
+                copy.insert(user.clone())?;
+            }
+            Ok(users.len() as u64)
+        })
     }
 
     fn get(&self, id: u64) -> Result<User, StoreError> {
@@ -36,6 +70,39 @@ impl UserStore for ModelStore {
             .get(&id)
             .map(|username| User::new(id, username.clone()))
             .ok_or(StoreError::NotFound { id })
+    }
+
+    fn get_by_name(&self, username: &str) -> Result<User, StoreError> {
+        self.users
+            .iter()
+            .find(|(_, name)| *name == username)
+            .map(|(id, name)| User::new(*id, name.clone()))
+            .ok_or_else(|| StoreError::UsernameNotFound {
+                username: username.to_string(),
+            })
+    }
+
+    fn ids_named(&self, username: &str, limit: usize) -> Result<Vec<u64>, StoreError> {
+        Ok(self
+            .users
+            .iter()
+            .filter(|(_, name)| *name == username)
+            .map(|(id, _)| *id)
+            .take(limit)
+            .collect())
+    }
+
+    fn shared_usernames(&self, limit: usize) -> Result<Vec<String>, StoreError> {
+        let mut holders: BTreeMap<&str, usize> = BTreeMap::new();
+        for name in self.users.values() {
+            *holders.entry(name).or_default() += 1;
+        }
+        Ok(holders
+            .into_iter()
+            .filter(|(_, count)| *count > 1)
+            .map(|(name, _)| name.to_string())
+            .take(limit)
+            .collect())
     }
 
     fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError> {
@@ -52,9 +119,14 @@ impl UserStore for ModelStore {
 
     fn update_username(&mut self, id: u64, username: &str) -> Result<User, StoreError> {
         limits::check_username(username)?;
-        let slot = self.users.get_mut(&id).ok_or(StoreError::NotFound { id })?;
-        let previous = std::mem::replace(slot, username.to_owned());
-        Ok(User::new(id, previous))
+        let previous = self.get(id)?;
+        if previous.username != username && self.taken_by_other(username, id) {
+            return Err(StoreError::UsernameTaken {
+                username: username.to_string(),
+            });
+        }
+        self.users.insert(id, username.to_owned());
+        Ok(previous)
     }
 
     fn delete(&mut self, id: u64) -> Result<User, StoreError> {
@@ -66,13 +138,12 @@ impl UserStore for ModelStore {
 
     fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
-        if let Some(unknown) = users.iter().find(|user| !self.users.contains_key(&user.id)) {
-            return Err(StoreError::NotFound { id: unknown.id });
-        }
-        for user in users {
-            self.users.insert(user.id, user.username.clone());
-        }
-        Ok(users.len() as u64)
+        self.all_or_nothing(|copy| {
+            for user in users {
+                copy.update_username(user.id, &user.username)?;
+            }
+            Ok(users.len() as u64)
+        })
     }
 
     fn delete_batch(&mut self, ids: &[u64]) -> Result<u64, StoreError> {

@@ -17,6 +17,8 @@ enum Op {
     UpdateBatch(Vec<User>),
     DeleteBatch(Vec<u64>),
     Count,
+    GetByName(String),
+    SharedNames,
     Reopen,
 }
 
@@ -30,9 +32,11 @@ fn id() -> impl Strategy<Value = u64> {
     ]
 }
 
+/// Often one of a few names (so that names are taken as often as ids are), sometimes any.
 fn username() -> impl Strategy<Value = String> {
     prop_oneof![
-        8 => "[a-z]{1,12}",
+        6 => prop::sample::select(vec!["ann", "bob", "cy", "Ann", "ann "]).prop_map(String::from),
+        4 => "[a-z]{1,12}",
         1 => "[äöü€😀]{1,4}",
         1 => Just(String::new()),
         1 => Just("x".repeat(MAX_USERNAME_BYTES)),
@@ -59,6 +63,8 @@ fn op() -> impl Strategy<Value = Op> {
         2 => prop::collection::vec(user(), 0..6).prop_map(Op::UpdateBatch),
         2 => prop::collection::vec(id(), 0..6).prop_map(Op::DeleteBatch),
         1 => Just(Op::Count),
+        2 => username().prop_map(Op::GetByName),
+        1 => Just(Op::SharedNames),
         1 => Just(Op::Reopen),
     ]
 }
@@ -70,6 +76,7 @@ enum Outcome {
     Number(Result<u64, StoreError>),
     One(Result<User, StoreError>),
     Many(Result<Vec<User>, StoreError>),
+    Names(Result<Vec<String>, StoreError>),
 }
 
 fn apply(store: &mut dyn UserStore, op: &Op) -> Outcome {
@@ -83,6 +90,8 @@ fn apply(store: &mut dyn UserStore, op: &Op) -> Outcome {
         Op::UpdateBatch(users) => Outcome::Number(store.update_batch(users)),
         Op::DeleteBatch(ids) => Outcome::Number(store.delete_batch(ids)),
         Op::Count | Op::Reopen => Outcome::Number(store.count()),
+        Op::GetByName(username) => Outcome::One(store.get_by_name(username)),
+        Op::SharedNames => Outcome::Names(store.shared_usernames(10)),
     }
 }
 

@@ -292,17 +292,26 @@ fn execute(canister: &mut Canister, workload: Workload, arg: &[u8]) -> CallResul
 fn check_reply(result: &CallResult, workload: Workload) -> Result<(), String> {
     let what = workload.key();
     match workload {
-        Workload::InsertBetween | Workload::InsertAbove => checked::<()>(result, &what),
-        Workload::Get(_) | Workload::Update | Workload::Delete => {
-            checked::<userstore::User>(result, &what).map(|_| ())
+        Workload::InsertBetween | Workload::InsertAbove | Workload::Reinsert => {
+            checked::<()>(result, &what)
         }
+        Workload::Get(_)
+        | Workload::GetByName
+        | Workload::Update
+        | Workload::UpdateSame
+        | Workload::Delete => checked::<userstore::User>(result, &what).map(|_| ()),
         Workload::GetMissing => match decoded::<userstore::User>(result, &what)? {
             Err(StoreError::NotFound { .. }) => Ok(()),
             other => Err(format!("{what}: expected NotFound, got {other:?}")),
         },
-        Workload::Page => {
+        Workload::Page | Workload::ShortPage => {
             let page = checked::<Vec<userstore::User>>(result, &what)?;
-            if page.len() == 100 {
+            let rows = if workload == Workload::Page {
+                crate::workloads::PAGE_ROWS
+            } else {
+                crate::workloads::SHORT_PAGE_ROWS
+            };
+            if page.len() as u64 == rows {
                 Ok(())
             } else {
                 Err(format!("{what}: a page of {} users", page.len()))

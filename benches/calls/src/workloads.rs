@@ -35,8 +35,9 @@ pub const BATCH_SIZES: [usize; 2] = [100, 1_000];
 /// Rows per scattered batch message.
 pub const SCATTERED_BATCH: usize = 1_000;
 
-/// Users a `list_users` message asks for.
+/// Users a `list_users` message asks for: the page of the suite, and a short one.
 pub const PAGE_ROWS: u64 = 100;
+pub const SHORT_PAGE_ROWS: u64 = 10;
 
 /// The seed every run draws its ids from.
 const IDS_SEED: u64 = 0x1D5_2026_1125;
@@ -74,6 +75,10 @@ pub enum Workload {
     Get(Mode),
     /// `get_user` of an absent id.
     GetMissing,
+    /// `get_user_by_name` of an existing user's name.
+    GetByName,
+    /// `update_username` of an existing id to the name it has.
+    UpdateSame,
     /// `update_username` of an existing id.
     Update,
     /// `delete_user` of an existing id.
@@ -92,6 +97,13 @@ pub enum Workload {
     UpdateScattered(usize),
     /// `list_users` of 100 users after an existing id.
     Page,
+    /// `list_users` of 10 users after an existing id.
+    ShortPage,
+    /// `insert_user` of an id the one-row deletes removed, under a new name (a delete then
+    /// an insert of the same id: the two calls are `delete_1` and this).
+    Reinsert,
+    /// `insert_users` of the `n` ids a batch delete removed, under new names.
+    ReinsertBatch(usize),
     /// `count_users`.
     Count,
 }
@@ -100,11 +112,16 @@ impl Workload {
     /// Every workload, in the order they run on a table (deletes last but one, so every
     /// read before them finds the rows it drew).
     pub fn all() -> Vec<Workload> {
+        // The reads by name and the renames to the same name first: no user is renamed yet,
+        // so every drawn id still has its preloaded name.
         let mut all = vec![
             Workload::Get(Mode::Query),
             Workload::Get(Mode::Replicated),
             Workload::GetMissing,
+            Workload::GetByName,
+            Workload::UpdateSame,
             Workload::Page,
+            Workload::ShortPage,
             Workload::Count,
             Workload::InsertBetween,
             Workload::InsertAbove,
@@ -121,8 +138,10 @@ impl Workload {
             Workload::InsertScattered(SCATTERED_BATCH),
             Workload::UpdateScattered(SCATTERED_BATCH),
         ]);
-        all.push(Workload::Delete);
-        all.extend(BATCH_SIZES.map(Workload::DeleteBatch));
+        all.extend([Workload::Delete, Workload::Reinsert]);
+        for n in BATCH_SIZES {
+            all.extend([Workload::DeleteBatch(n), Workload::ReinsertBatch(n)]);
+        }
         all
     }
 
@@ -134,6 +153,11 @@ impl Workload {
             Workload::Get(Mode::Replicated) => "get_1_replicated".into(),
             Workload::Get(_) => "get_1".into(),
             Workload::GetMissing => "get_missing_1".into(),
+            Workload::GetByName => "get_by_name_1".into(),
+            Workload::UpdateSame => "update_same_name_1".into(),
+            Workload::ShortPage => "page_10".into(),
+            Workload::Reinsert => "reinsert_1".into(),
+            Workload::ReinsertBatch(n) => format!("reinsert_{n}"),
             Workload::Update => "update_1".into(),
             Workload::Delete => "delete_1".into(),
             Workload::InsertBetweenBatch(n) => format!("insert_between_{n}"),
@@ -150,16 +174,18 @@ impl Workload {
     /// The canister method it calls.
     pub fn method(self) -> &'static str {
         match self {
-            Workload::InsertBetween | Workload::InsertAbove => "insert_user",
+            Workload::InsertBetween | Workload::InsertAbove | Workload::Reinsert => "insert_user",
             Workload::Get(_) | Workload::GetMissing => "get_user",
-            Workload::Update => "update_username",
+            Workload::GetByName => "get_user_by_name",
+            Workload::Update | Workload::UpdateSame => "update_username",
+            Workload::ReinsertBatch(_) => "insert_users",
             Workload::Delete => "delete_user",
             Workload::InsertBetweenBatch(_)
             | Workload::InsertAboveBatch(_)
             | Workload::InsertScattered(_) => "insert_users",
             Workload::UpdateBatch(_) | Workload::UpdateScattered(_) => "update_users",
             Workload::DeleteBatch(_) => "delete_users",
-            Workload::Page => "list_users",
+            Workload::Page | Workload::ShortPage => "list_users",
             Workload::Count => "count_users",
         }
     }
@@ -168,7 +194,11 @@ impl Workload {
     pub fn mode(self) -> Mode {
         match self {
             Workload::Get(mode) => mode,
-            Workload::GetMissing | Workload::Page | Workload::Count => Mode::Query,
+            Workload::GetMissing
+            | Workload::GetByName
+            | Workload::Page
+            | Workload::ShortPage
+            | Workload::Count => Mode::Query,
             _ => Mode::Update,
         }
     }
@@ -181,7 +211,8 @@ impl Workload {
             | Workload::UpdateBatch(n)
             | Workload::DeleteBatch(n)
             | Workload::InsertScattered(n)
-            | Workload::UpdateScattered(n) => n,
+            | Workload::UpdateScattered(n)
+            | Workload::ReinsertBatch(n) => n,
             _ => 1,
         }
     }
@@ -194,8 +225,12 @@ impl Workload {
             | Workload::UpdateBatch(_)
             | Workload::DeleteBatch(_)
             | Workload::InsertScattered(_)
-            | Workload::UpdateScattered(_) => BATCH_MESSAGES,
-            Workload::Page | Workload::Count | Workload::Get(Mode::Replicated) => READ_MESSAGES,
+            | Workload::UpdateScattered(_)
+            | Workload::ReinsertBatch(_) => BATCH_MESSAGES,
+            Workload::Page
+            | Workload::ShortPage
+            | Workload::Count
+            | Workload::Get(Mode::Replicated) => READ_MESSAGES,
             _ => SPREAD_MESSAGES,
         }
     }
@@ -206,6 +241,7 @@ impl Workload {
             self,
             Workload::InsertBetween
                 | Workload::Get(Mode::Query)
+                | Workload::GetByName
                 | Workload::Delete
                 | Workload::Update
         )
@@ -225,6 +261,12 @@ pub struct Ids {
     between: Distinct,
     /// The next position above every id.
     above: u64,
+    /// Renames so far: each rename gives a name no user had.
+    renames: u64,
+    /// Ids the one-row deletes removed, and the runs the batch deletes did, for the inserts
+    /// of the same ids after them.
+    deleted_ones: std::collections::VecDeque<u64>,
+    deleted_runs: std::collections::VecDeque<Vec<u64>>,
 }
 
 impl Ids {
@@ -236,7 +278,31 @@ impl Ids {
             deleted: Distinct::new(IDS_SEED ^ 0xDE1E7E, rows),
             between: Distinct::new(IDS_SEED ^ 0xB37, rows),
             above: rows,
+            renames: 0,
+            deleted_ones: Default::default(),
+            deleted_runs: Default::default(),
         }
+    }
+
+    /// User `id` under a name no user had: a rename, or the insert of a deleted id.
+    fn renamed(&mut self, id: u64) -> User {
+        self.renames += 1;
+        let name = format!("renamed-{:0>12}-{id}", self.renames);
+        User::new(id, format!("{name:x<width$}", width = USERNAME_BYTES))
+    }
+
+    /// The next id a one-row delete removed.
+    fn deleted_one(&mut self) -> Result<u64, String> {
+        self.deleted_ones
+            .pop_front()
+            .ok_or_else(|| "no deleted id left to insert again".to_string())
+    }
+
+    /// The next run a batch delete removed.
+    fn deleted_run(&mut self) -> Result<Vec<u64>, String> {
+        self.deleted_runs
+            .pop_front()
+            .ok_or_else(|| "no deleted run left to insert again".to_string())
     }
 
     /// `n` new ids between `n` consecutive existing ones, from a start drawn uniformly.
@@ -339,11 +405,6 @@ fn new_user(id: u64) -> User {
     preloaded_user(id)
 }
 
-/// A renamed user: the same id, another 100-byte username.
-fn renamed(id: u64) -> User {
-    User::new(id, "r".repeat(USERNAME_BYTES))
-}
-
 fn encode<A: ArgumentEncoder>(args: A) -> Result<Vec<u8>, String> {
     candid::encode_args(args).map_err(|error| error.to_string())
 }
@@ -356,8 +417,35 @@ pub fn argument(workload: Workload, ids: &mut Ids) -> Result<Vec<u8>, String> {
         Workload::Get(_) => encode((ids.existing(),)),
         // Ids ending in 7 are never inserted.
         Workload::GetMissing => encode((ids.existing() + 7,)),
-        Workload::Update => encode((ids.existing(), "r".repeat(USERNAME_BYTES))),
-        Workload::Delete => encode((ids.take_for_deletion(1)[0],)),
+        Workload::Update => {
+            let id = ids.existing();
+            let user = ids.renamed(id);
+            encode((user.id, user.username))
+        }
+        Workload::UpdateSame => {
+            let user = preloaded_user(ids.existing());
+            encode((user.id, user.username))
+        }
+        Workload::GetByName => encode((preloaded_user(ids.existing()).username,)),
+        Workload::Delete => {
+            let id = ids.take_for_deletion(1)[0];
+            ids.deleted_ones.push_back(id);
+            encode((id,))
+        }
+        Workload::Reinsert => {
+            let id = ids.deleted_one()?;
+            encode((ids.renamed(id),))
+        }
+        Workload::ReinsertBatch(n) => {
+            let run = ids.deleted_run()?;
+            if run.len() != n {
+                return Err(format!("a deleted run of {} rows, not {n}", run.len()));
+            }
+            encode((run
+                .into_iter()
+                .map(|id| ids.renamed(id))
+                .collect::<Vec<_>>(),))
+        }
         Workload::InsertBetweenBatch(n) => encode((ids
             .between_run(n)?
             .into_iter()
@@ -369,18 +457,30 @@ pub fn argument(workload: Workload, ids: &mut Ids) -> Result<Vec<u8>, String> {
         Workload::InsertAboveBatch(n) => {
             encode((ids.above(n).into_iter().map(new_user).collect::<Vec<_>>(),))
         }
-        Workload::UpdateBatch(n) => encode((ids
-            .existing_run(n)
-            .into_iter()
-            .map(renamed)
-            .collect::<Vec<_>>(),)),
-        Workload::UpdateScattered(n) => encode((ids
-            .existing_batch(n)
-            .into_iter()
-            .map(renamed)
-            .collect::<Vec<_>>(),)),
-        Workload::DeleteBatch(n) => encode((ids.delete_run(n)?,)),
+        Workload::UpdateBatch(n) => {
+            let run = ids.existing_run(n);
+            encode((run
+                .into_iter()
+                .map(|id| ids.renamed(id))
+                .collect::<Vec<_>>(),))
+        }
+        Workload::UpdateScattered(n) => {
+            let batch = ids.existing_batch(n);
+            encode((batch
+                .into_iter()
+                .map(|id| ids.renamed(id))
+                .collect::<Vec<_>>(),))
+        }
+        Workload::DeleteBatch(n) => {
+            let run = ids.delete_run(n)?;
+            ids.deleted_runs.push_back(run.clone());
+            encode((run,))
+        }
         Workload::Page => encode((Some(ids.existing_below_last(PAGE_ROWS)), PAGE_ROWS as u32)),
+        Workload::ShortPage => encode((
+            Some(ids.existing_below_last(SHORT_PAGE_ROWS)),
+            SHORT_PAGE_ROWS as u32,
+        )),
         Workload::Count => encode(()),
     }
 }

@@ -28,19 +28,36 @@ use userstore::{limits, StoreError, User, UserStore};
 #[derive(CandidType, Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct IcSqliteVfsConfig {}
 
-/// The schema, as the library's migrations keep it.
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: "CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT NOT NULL); \
-          CREATE TABLE user_count (rows INTEGER NOT NULL); \
-          INSERT INTO user_count (rows) VALUES (0);",
-}];
+/// The schema, as the library's migrations keep it. Version 2 adds the by-name index of
+/// userstore's SQLite engines (not `UNIQUE`: a database written by version 1 may hold users
+/// that share a name; they are recorded in `shared_usernames` and every write checks the
+/// name instead).
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: "CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT NOT NULL); \
+              CREATE TABLE user_count (rows INTEGER NOT NULL); \
+              INSERT INTO user_count (rows) VALUES (0);",
+    },
+    Migration {
+        version: 2,
+        sql: "CREATE TABLE shared_usernames (username TEXT PRIMARY KEY); \
+              INSERT INTO shared_usernames \
+                  SELECT username FROM users GROUP BY username HAVING count(*) > 1; \
+              CREATE INDEX users_by_name ON users (username);",
+    },
+];
 
 const INSERT: &str = "INSERT INTO users (id, username) VALUES (?1, ?2)";
 const SELECT_ONE: &str = "SELECT username FROM users WHERE id = ?1";
 const SELECT_PAGE: &str = "SELECT id, username FROM users WHERE id > ?1 ORDER BY id LIMIT ?2";
 const UPDATE: &str = "UPDATE users SET username = ?2 WHERE id = ?1";
 const DELETE: &str = "DELETE FROM users WHERE id = ?1";
+const SELECT_BY_NAME: &str = "SELECT id FROM users WHERE username = ?1 ORDER BY id LIMIT ?2";
+const SELECT_OTHER_HOLDER: &str = "SELECT 1 FROM users WHERE username = ?1 AND id != ?2 LIMIT 1";
+const SELECT_SHARED: &str = "SELECT username FROM shared_usernames AS shared \
+     WHERE (SELECT count(*) FROM users WHERE users.username = shared.username) > 1 \
+     ORDER BY username LIMIT ?1";
 const COUNT: &str = "SELECT rows FROM user_count";
 const ADD_TO_COUNT: &str = "UPDATE user_count SET rows = rows + ?1";
 
@@ -138,8 +155,41 @@ fn read_username(
         .query_optional(params![id], |row| row.get::<String>(0))
 }
 
-/// Changes the username of `id`; [`StoreError::NotFound`] if there is no such user.
-fn rename(connection: &UpdateConnection<'_>, id: u64, username: &str) -> Result<(), StoreError> {
+/// [`StoreError::UsernameTaken`] if a user other than `id` is named `username`.
+fn refuse_taken(
+    connection: &UpdateConnection<'_>,
+    username: &str,
+    id: u64,
+) -> Result<(), StoreError> {
+    let row = rowid(id).ok_or(StoreError::NotFound { id })?;
+    let held = connection
+        .prepare_cached(SELECT_OTHER_HOLDER)
+        .and_then(|mut statement| {
+            statement.query_optional(params![username, row], |row| row.get::<i64>(0))
+        })
+        .map_err(storage("looking a username up"))?;
+    match held {
+        Some(_) => Err(StoreError::UsernameTaken {
+            username: username.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Changes the username of `id` (one by one: a name another user has now is refused);
+/// returns the one it had. [`StoreError::NotFound`] if there is no such user.
+fn rename(
+    connection: &UpdateConnection<'_>,
+    id: u64,
+    username: &str,
+) -> Result<String, StoreError> {
+    let previous = read_username(connection, id)
+        .map_err(storage("reading a user"))?
+        .ok_or(StoreError::NotFound { id })?;
+    if previous == username {
+        return Ok(previous);
+    }
+    refuse_taken(connection, username, id)?;
     let row = rowid(id).ok_or(StoreError::NotFound { id })?;
     connection
         .prepare_cached(UPDATE)
@@ -147,7 +197,7 @@ fn rename(connection: &UpdateConnection<'_>, id: u64, username: &str) -> Result<
         .map_err(storage("updating a user"))?;
     match connection.changes() {
         0 => Err(StoreError::NotFound { id }),
-        _ => Ok(()),
+        _ => Ok(previous),
     }
 }
 
@@ -169,6 +219,7 @@ impl UserStore for IcSqliteVfsStore {
         limits::check_user(&user)?;
         self.write(|connection| {
             insert_row(connection, &user)?;
+            refuse_taken(connection, &user.username, user.id)?;
             add_to_count(connection, 1)
         })
     }
@@ -178,6 +229,7 @@ impl UserStore for IcSqliteVfsStore {
         self.write(|connection| {
             for user in users {
                 insert_row(connection, user)?;
+                refuse_taken(connection, &user.username, user.id)?;
             }
             add_to_count(connection, users.len() as i64)?;
             Ok(users.len() as u64)
@@ -188,6 +240,46 @@ impl UserStore for IcSqliteVfsStore {
         self.read(|connection| read_username(connection, id), "reading a user")?
             .map(|username| User { id, username })
             .ok_or(StoreError::NotFound { id })
+    }
+
+    fn get_by_name(&self, username: &str) -> Result<User, StoreError> {
+        match self.ids_named(username, 1)?.first() {
+            Some(id) => Ok(User::new(*id, username)),
+            None => Err(StoreError::UsernameNotFound {
+                username: username.to_string(),
+            }),
+        }
+    }
+
+    fn ids_named(&self, username: &str, limit: usize) -> Result<Vec<u64>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let ids = self.read(
+            |connection| {
+                connection
+                    .prepare_cached(SELECT_BY_NAME)?
+                    .query_all(params![username, limit], |row| row.get::<i64>(0))
+            },
+            "looking a username up",
+        )?;
+        ids.into_iter()
+            .map(|id| {
+                u64::try_from(id).map_err(|_| {
+                    StoreError::storage("looking a username up", "negative id in table")
+                })
+            })
+            .collect()
+    }
+
+    fn shared_usernames(&self, limit: usize) -> Result<Vec<String>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.read(
+            |connection| {
+                connection
+                    .prepare_cached(SELECT_SHARED)?
+                    .query_all(params![limit], |row| row.get::<String>(0))
+            },
+            "listing shared usernames",
+        )
     }
 
     fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError> {
@@ -221,10 +313,7 @@ impl UserStore for IcSqliteVfsStore {
     fn update_username(&mut self, id: u64, username: &str) -> Result<User, StoreError> {
         limits::check_username(username)?;
         self.write(|connection| {
-            let previous = read_username(connection, id)
-                .map_err(storage("reading a user"))?
-                .ok_or(StoreError::NotFound { id })?;
-            rename(connection, id, username)?;
+            let previous = rename(connection, id, username)?;
             Ok(User {
                 id,
                 username: previous,
