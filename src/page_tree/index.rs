@@ -15,8 +15,8 @@
 //! A lookup binary-searches it, then the group's entries in stable memory with reads of a few
 //! bytes, then the leaf: stack, state, group, leaf. While the table is small enough that the
 //! whole lower level fits where the upper level goes (one group of at most
-//! [`INLINE_ENTRIES`] leaves, about 1.7 million users of 100-byte names in a table filled in
-//! random order), the heap holds the leaves themselves instead and a lookup reads no group:
+//! [`INLINE_ENTRIES`] leaves, about 1.1 million users of 100-byte names with their name index,
+//! in a table filled in random order), the heap holds the leaves themselves instead and a lookup reads no group:
 //! stack, state, leaf.
 //!
 //! Opening reads the header and, in the small case, the one group: never more than two pages
@@ -44,10 +44,14 @@ pub const ENTRY_BYTES: usize = 12;
 /// Entries of one group (index page).
 pub const ENTRIES_PER_GROUP: usize = (PAGE_BYTES - GROUP_ENTRIES) / ENTRY_BYTES;
 
-/// Entries the heap holds: the leaves of a small table, or the groups of a large one. 48 KiB,
-/// most of a Wasm page; with 5,460 leaves a group and about 600 users a leaf, 4,096 groups
-/// hold some 13 billion users, more than stable memory can.
-pub const INLINE_ENTRIES: usize = 4_096;
+/// Entries the heap holds: the leaves of a small table, or the groups of a large one. 63 KiB:
+/// as many as leave the canister's state (the store and the rest, a few hundred bytes) in one
+/// 64 KiB Wasm page, which every call reads (a test in `service` checks it), and as many as
+/// the header's page lists (meta.rs). A table of 1,000,000 users of 100-byte names with its
+/// name index, filled in random order, takes about 5,000 leaves: the heap still holds them.
+/// With 5,460 leaves a group and a few hundred users a leaf, 5,376 groups hold billions of
+/// users, more than stable memory can.
+pub const INLINE_ENTRIES: usize = 5_376;
 
 /// Entries moved or written at a time, through a buffer on the stack (a heap buffer would
 /// touch heap pages, docs/metering.md §6).

@@ -10,9 +10,9 @@
 //! own page (seven levels at 1,000,000 rows); SQLite reads pages of 4 KiB through a cache
 //! spread over the heap. Here a lookup is:
 //! - the index ([`index`]): in the heap, inside the store, the lowest id of each leaf while
-//!   they fit there (about 1.7 million users), binary-searched with no stable read; past
-//!   that, the lowest id of each index page in the heap, then one index page of stable
-//!   memory;
+//!   they fit there (about 1.1 million users of 100-byte names with their name index),
+//!   binary-searched with no stable read; past that, the lowest id of each index page in the
+//!   heap, then one index page of stable memory;
 //! - one leaf, one Wasm page of stable memory, binary-searched through its slots with reads
 //!   of a few bytes ([`leaf`]).
 //!
@@ -836,7 +836,8 @@ mod tests {
         let mut store = PageTreeStore::open(counter.clone()).unwrap();
         let name = |id: u64| format!("{id:0>128}");
         // A permutation of 0..1,600,000 (1,600,000 = 2^9 × 5^5; 7,919 is prime to it): about
-        // 1.3 leaves per 1,000 rows of 128-byte names, past the heap's 4,096.
+        // 6 leaves per 1,000 rows of 128-byte names and their name entries, past the
+        // heap's INLINE_ENTRIES.
         let rows = 1_600_000u64;
         let mut small_get = None;
         for start in (0..rows).step_by(10_000) {

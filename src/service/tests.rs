@@ -276,3 +276,15 @@ fn an_upgrade_keeps_the_table_and_the_settings_it_is_not_given() {
         Err(StoreError::InvalidConfig { .. })
     ));
 }
+
+/// The page tree canister's state fits one Wasm page: its index of leaves (most of it) is
+/// read by every call, and a state across two pages would be charged two (docs/metering.md
+/// §6; `page_tree::index::INLINE_ENTRIES` is sized to this).
+#[test]
+fn the_page_tree_canisters_state_fits_one_page() {
+    use crate::engine::EngineMemory;
+    type State = crate::service::PageAligned<
+        std::cell::RefCell<Option<StoreState<crate::PageTreeStore<EngineMemory>>>>,
+    >;
+    assert_eq!(std::mem::size_of::<State>(), 65_536);
+}

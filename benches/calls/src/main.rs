@@ -27,6 +27,7 @@ mod check;
 mod draw;
 mod engines;
 mod fees;
+mod index_build;
 mod page_map;
 mod page_sizes;
 mod reply;
@@ -47,6 +48,17 @@ fn main() -> ExitCode {
         return finish(size_sweep(&args[1..]));
     }
     let outcome = match args.as_slice() {
+        [flag, rows, canisters, fixtures, results] if flag == "--index-build" => rows
+            .parse()
+            .map_err(|_| format!("not a number of rows: {rows}"))
+            .and_then(|rows| {
+                index_build::measure(
+                    rows,
+                    Path::new(canisters),
+                    Path::new(fixtures),
+                    Path::new(results),
+                )
+            }),
         [flag, canisters, results] if flag == "--page-sizes" => {
             page_sizes::sweep(Path::new(canisters), Path::new(results))
         }
@@ -75,6 +87,7 @@ fn main() -> ExitCode {
                 "usage: bench-calls [--only KEY,...] <canister-dir> <results.yml> <flamegraph-dir>\n       \
                  bench-calls --check <canister-dir> <results.yml> <flamegraph-dir>\n       \
                  bench-calls --page-sizes <canister-dir> <results.yml>\n       \
+                 bench-calls --index-build ROWS <canister-dir> <fixture-dir> <results.yml>\n       \
                  bench-calls --sizes [--check] [--from ROWS] [--up-to ROWS] [--only KEY,...] \
                  <canister-dir> <size_results.yml>\n       \
                  bench-calls --sizes --merge PART.yml [--merge PART.yml ...] <size_results.yml>"
