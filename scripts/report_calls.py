@@ -42,14 +42,19 @@ HEADLINE_CALLS = [
     ("insert_above_1", "`insert_user`, a new id above every id"),
     ("get_1", "`get_user`, query"),
     ("get_missing_1", "`get_user` of an absent id, query"),
-    ("update_1", "`update_username`"),
+    ("get_by_name_1", "`get_user_by_name`, query"),
+    ("update_1", "`update_username` (the name moves in the index)"),
+    ("update_same_name_1", "`update_username` to the name it has"),
     ("delete_1", "`delete_user`"),
+    ("reinsert_1", "`insert_user` of the id `delete_user` removed, a new name"),
     ("insert_between_1000", "`insert_users`, 1,000 ids between 1,000 existing ones, per row"),
     ("insert_above_1000", "`insert_users`, 1,000 ids above every id, per row"),
     ("insert_scattered_1000", "`insert_users`, 1,000 ids scattered over the table, per row"),
     ("update_1000", "`update_users`, 1,000 consecutive users, per row"),
     ("delete_1000", "`delete_users`, 1,000 consecutive users, per row"),
+    ("reinsert_1000", "`insert_users` of the 1,000 ids `delete_users` removed, new names, per row"),
     ("page_100", "`list_users`, 100 users, query"),
+    ("page_10", "`list_users`, 10 users, query"),
     ("count", "`count_users`, query"),
 ]
 
@@ -60,11 +65,13 @@ ALL_CALLS = HEADLINE_CALLS + [
     ("update_100", "`update_users`, 100 consecutive users, per row"),
     ("update_scattered_1000", "`update_users`, 1,000 users scattered over the table, per row"),
     ("delete_100", "`delete_users`, 100 consecutive users, per row"),
+    ("reinsert_100", "`insert_users` of the 100 ids `delete_users` removed, new names, per row"),
 ]
 
 TRACED_CALLS = [
     ("insert_between_1", "insert one user"),
     ("get_1", "get one user (query)"),
+    ("get_by_name_1", "get one user by name (query)"),
     ("update_1", "rename one user"),
     ("delete_1", "delete one user"),
 ]
@@ -276,6 +283,7 @@ def headline(data):
 README_CALLS = [
     ("insert_between_1", "insert one user"),
     ("get_1", "get one user (query)"),
+    ("get_by_name_1", "get one user by name (query)"),
     ("update_1", "rename one user"),
     ("delete_1", "delete one user"),
     ("insert_between_1000", "insert 1,000 related users, per row"),

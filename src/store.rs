@@ -35,6 +35,13 @@ pub trait UserStore {
     /// documentation), the one with the lowest id.
     fn get_by_name(&self, username: &str) -> Result<User, StoreError>;
 
+    /// [`UserStore::get_by_name`]'s id alone (the name is the one asked for). The default goes
+    /// through [`UserStore::get_by_name`]; an engine that can find the id without building a
+    /// [`User`] overrides it to allocate nothing.
+    fn get_id_by_name(&self, username: &str) -> Result<u64, StoreError> {
+        self.get_by_name(username).map(|user| user.id)
+    }
+
     /// The ids of at most `limit` users named exactly `username`, lowest first: at most one,
     /// but for a name in [`UserStore::shared_usernames`].
     fn ids_named(&self, username: &str, limit: usize) -> Result<Vec<u64>, StoreError>;

@@ -74,6 +74,10 @@ impl UserStore for BTreeCanisterStore {
         on_store!(self, store => store.get_by_name(username))
     }
 
+    fn get_id_by_name(&self, username: &str) -> Result<u64, StoreError> {
+        on_store!(self, store => store.get_id_by_name(username))
+    }
+
     fn ids_named(&self, username: &str, limit: usize) -> Result<Vec<u64>, StoreError> {
         on_store!(self, store => store.ids_named(username, limit))
     }

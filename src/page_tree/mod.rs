@@ -473,12 +473,14 @@ impl<M: Memory> UserStore for PageTreeStore<M> {
     }
 
     fn get_by_name(&self, username: &str) -> Result<User, StoreError> {
-        match name_index::lowest_holder(self, username)? {
-            Some(id) => Ok(User::new(id, username)),
-            None => Err(StoreError::UsernameNotFound {
-                username: username.to_string(),
-            }),
-        }
+        self.get_id_by_name(username)
+            .map(|id| User::new(id, username))
+    }
+
+    fn get_id_by_name(&self, username: &str) -> Result<u64, StoreError> {
+        name_index::lowest_holder(self, username)?.ok_or_else(|| StoreError::UsernameNotFound {
+            username: username.to_string(),
+        })
     }
 
     fn ids_named(&self, username: &str, limit: usize) -> Result<Vec<u64>, StoreError> {

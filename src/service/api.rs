@@ -98,6 +98,15 @@ pub fn get_user<E: StorageEngine>(state: &StoreState<E>, id: u64) -> Result<User
     state.store().get(id)
 }
 
+/// `get_user_by_name`'s lookup: the id of the user with this username (the reply is the
+/// name it was given and this id, built on the stack).
+pub fn get_user_id_by_name<E: StorageEngine>(
+    state: &StoreState<E>,
+    username: &str,
+) -> Result<u64, StoreError> {
+    state.store().get_id_by_name(username)
+}
+
 /// `get_user_by_name`: the user with this username.
 pub fn get_user_by_name<E: StorageEngine>(
     state: &StoreState<E>,

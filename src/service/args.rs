@@ -194,6 +194,29 @@ pub fn with_named_args_or_trap<A: NamedArgs, R>(f: impl FnOnce(IdAndName<'_>) ->
     })
 }
 
+/// Calls `f` with the username of a `(text)` message (`get_user_by_name`): borrowed from the
+/// message on the direct path, from `candid`'s decoding otherwise. Traps on a message that
+/// does not decode, as ic-cdk's generated decoding does.
+#[cfg(feature = "canister")]
+pub fn with_text_arg_or_trap<R>(f: impl FnOnce(&str) -> R) -> R {
+    with_message(|message| match read_text(message) {
+        Some(text) => f(text),
+        None => match String::decode_with_candid(message) {
+            Ok(owned) => f(&owned),
+            Err(error) => ic_cdk::trap(format!("decoding the arguments: {error}")),
+        },
+    })
+}
+
+/// The direct path of a `(text)` message: the text, borrowed.
+pub fn read_text(message: &[u8]) -> Option<&str> {
+    let mut values = Values {
+        rest: strip_header(message, String::HEADER)?,
+    };
+    let text = values.text_ref()?;
+    values.rest.is_empty().then_some(text)
+}
+
 /// The values part of a message, consumed from the front.
 #[derive(Debug)]
 pub struct Values<'a> {

@@ -108,9 +108,16 @@ macro_rules! export_user_table_api {
 
         $crate::__userstore_method! {
             /// Returns the user with this username (exact UTF-8 bytes, no case folding).
-            query get_user_by_name(username: String) -> Result<::userstore::User, ::userstore::StoreError> {
-                let result = __userstore_state(|state| ::userstore::service::api::get_user_by_name(state, &username));
-                ::userstore::service::env::reply_result(result)
+            query get_user_by_name(username: String) -> Result<::userstore::User, ::userstore::StoreError> => {
+                ::userstore::service::args::with_text_arg_or_trap(|username| {
+                    let result = __userstore_state(|state| ::userstore::service::api::get_user_id_by_name(state, username));
+                    let mut name = ::userstore::UsernameBuf::default();
+                    name.set(username);
+                    match result {
+                        Ok(id) => ::userstore::service::env::reply_user(id, Ok(&name)),
+                        Err(error) => ::userstore::service::env::reply_user(0, Err(error)),
+                    }
+                })
             }
         }
 

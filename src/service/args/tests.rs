@@ -36,6 +36,25 @@ fn every_header_is_candids_own_encoding_of_the_types() {
     read_back(Encode!(&Some(7_u64), &9_u32).unwrap(), (Some(7_u64), 9_u32));
     read_back(Encode!(&None::<u64>, &9_u32).unwrap(), (None, 9_u32));
     read_back(Encode!(&Vec::<User>::new()).unwrap(), Vec::<User>::new());
+    read_back(Encode!(&"ab").unwrap(), "ab".to_owned());
+}
+
+#[test]
+fn a_text_argument_is_borrowed_from_its_message_or_left_to_candid() {
+    assert_eq!(read_text(&Encode!(&"alice").unwrap()), Some("alice"));
+    assert_eq!(read_text(&Encode!(&"").unwrap()), Some(""));
+    // Another type, a second argument, or bytes past the value: not the direct path.
+    assert_eq!(read_text(&Encode!(&7_u64).unwrap()), None);
+    assert_eq!(read_text(&Encode!(&"a", &"b").unwrap()), None);
+    let mut longer = Encode!(&"alice").unwrap();
+    longer.push(0);
+    assert_eq!(read_text(&longer), None);
+    // Not UTF-8: refused here, and by candid too.
+    let mut invalid = Encode!(&"ab").unwrap();
+    let last = invalid.len() - 1;
+    invalid[last] = 0xFF;
+    assert_eq!(read_text(&invalid), None);
+    assert!(agrees_with_candid::<String>(&invalid).is_err());
 }
 
 /// A client's own user type with one more field: `candid` accepts it (the field is skipped).

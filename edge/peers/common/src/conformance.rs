@@ -1,19 +1,55 @@
 //! The conformance tests every peer passes: the user-table semantics of the `UserStore`
-//! trait as userstore's page tree answers them, checked call by call against [`Model`], an
-//! ordered map, with the store closed and reopened from its file between calls.
+//! trait as userstore's page tree answers them, unique usernames included, checked call by
+//! call against [`Model`], an ordered map, with the store closed and reopened from its file
+//! between calls; and, for a file a peer's release before unique names wrote (users that
+//! share a name), that the store keeps and serves every row and refuses only new clashes.
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::collections::BTreeMap;
 use std::path::Path;
 use userstore::limits::{self, MAX_USERNAME_BYTES, MAX_USER_ID};
+use userstore::unique::taken;
 use userstore::{StoreError, User, UserStore};
 
-/// The reference: the table as an ordered map, with the page tree's answers (validation
-/// first, then the first offending id in batch order, then the writes).
+/// The reference: the table as an ordered map, with the rules of [`UserStore`] in their
+/// plainest form: validation first; a username is taken if any other user has it (exact
+/// bytes); a batch is its rows applied one by one, in order, to a copy, kept only if every
+/// row succeeds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Model {
     rows: BTreeMap<u64, String>,
+}
+
+impl Model {
+    /// A model holding `users` as they are, shared names included (a table written before
+    /// names were unique).
+    pub fn with_rows(users: impl IntoIterator<Item = User>) -> Self {
+        Self {
+            rows: users
+                .into_iter()
+                .map(|user| (user.id, user.username))
+                .collect(),
+        }
+    }
+
+    /// Whether a user other than `id` is named `username`.
+    fn taken_by_other(&self, username: &str, id: u64) -> bool {
+        self.rows
+            .iter()
+            .any(|(holder, name)| *holder != id && name == username)
+    }
+
+    /// `rows` on a copy of the model, kept if it succeeds.
+    fn all_or_nothing(
+        &mut self,
+        rows: impl FnOnce(&mut Model) -> Result<u64, StoreError>,
+    ) -> Result<u64, StoreError> {
+        let mut copy = self.clone();
+        let done = rows(&mut copy)?;
+        *self = copy;
+        Ok(done)
+    }
 }
 
 impl UserStore for Model {
@@ -22,19 +58,21 @@ impl UserStore for Model {
         if self.rows.contains_key(&user.id) {
             return Err(StoreError::DuplicateId { id: user.id });
         }
+        if self.taken_by_other(&user.username, user.id) {
+            return Err(taken(&user.username));
+        }
         self.rows.insert(user.id, user.username);
         Ok(())
     }
 
     fn insert_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
-        if let Some(user) = users.iter().find(|user| self.rows.contains_key(&user.id)) {
-            return Err(StoreError::DuplicateId { id: user.id });
-        }
-        for user in users {
-            self.rows.insert(user.id, user.username.clone());
-        }
-        Ok(users.len() as u64)
+        self.all_or_nothing(|copy| {
+            for user in users {
+                copy.insert(user.clone())?;
+            }
+            Ok(users.len() as u64)
+        })
     }
 
     fn get(&self, id: u64) -> Result<User, StoreError> {
@@ -42,6 +80,39 @@ impl UserStore for Model {
             .get(&id)
             .map(|username| User::new(id, username.as_str()))
             .ok_or(StoreError::NotFound { id })
+    }
+
+    fn get_by_name(&self, username: &str) -> Result<User, StoreError> {
+        self.rows
+            .iter()
+            .find(|(_, name)| *name == username)
+            .map(|(id, name)| User::new(*id, name.as_str()))
+            .ok_or_else(|| StoreError::UsernameNotFound {
+                username: username.to_owned(),
+            })
+    }
+
+    fn ids_named(&self, username: &str, limit: usize) -> Result<Vec<u64>, StoreError> {
+        Ok(self
+            .rows
+            .iter()
+            .filter(|(_, name)| *name == username)
+            .map(|(id, _)| *id)
+            .take(limit)
+            .collect())
+    }
+
+    fn shared_usernames(&self, limit: usize) -> Result<Vec<String>, StoreError> {
+        let mut holders: BTreeMap<&str, usize> = BTreeMap::new();
+        for name in self.rows.values() {
+            *holders.entry(name).or_default() += 1;
+        }
+        Ok(holders
+            .into_iter()
+            .filter(|(_, count)| *count > 1)
+            .map(|(name, _)| name.to_owned())
+            .take(limit)
+            .collect())
     }
 
     fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError> {
@@ -58,9 +129,13 @@ impl UserStore for Model {
 
     fn update_username(&mut self, id: u64, username: &str) -> Result<User, StoreError> {
         limits::check_username(username)?;
-        let slot = self.rows.get_mut(&id).ok_or(StoreError::NotFound { id })?;
-        let before = std::mem::replace(slot, username.to_owned());
-        Ok(User::new(id, before))
+        let before = self.get(id)?;
+        // Its own name is no change, even one that other users share.
+        if before.username != username && self.taken_by_other(username, id) {
+            return Err(taken(username));
+        }
+        self.rows.insert(id, username.to_owned());
+        Ok(before)
     }
 
     fn delete(&mut self, id: u64) -> Result<User, StoreError> {
@@ -70,13 +145,12 @@ impl UserStore for Model {
 
     fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
-        if let Some(user) = users.iter().find(|user| !self.rows.contains_key(&user.id)) {
-            return Err(StoreError::NotFound { id: user.id });
-        }
-        for user in users {
-            self.rows.insert(user.id, user.username.clone());
-        }
-        Ok(users.len() as u64)
+        self.all_or_nothing(|copy| {
+            for user in users {
+                copy.update_username(user.id, &user.username)?;
+            }
+            Ok(users.len() as u64)
+        })
     }
 
     fn delete_batch(&mut self, ids: &[u64]) -> Result<u64, StoreError> {
@@ -104,6 +178,12 @@ pub enum Op {
     InsertBatch(Vec<User>),
     /// [`UserStore::get`].
     Get(u64),
+    /// [`UserStore::get_by_name`].
+    GetByName(String),
+    /// [`UserStore::ids_named`], with its limit.
+    IdsNamed(String, usize),
+    /// [`UserStore::shared_usernames`], with its limit.
+    SharedUsernames(usize),
     /// [`UserStore::page`].
     Page(Option<u64>, u32),
     /// [`UserStore::update_username`].
@@ -131,10 +211,16 @@ fn id() -> impl Strategy<Value = u64> {
     ]
 }
 
-/// Usernames: mostly valid, sometimes empty, at the limit or one byte over it.
+/// Names that differ from one another only in case, a space or an accent: drawn often, so
+/// that calls meet taken names and only exact bytes tell them apart.
+const NEAR_NAMES: [&str; 6] = ["ann", "Ann", "ann ", "bob", "bób", "x"];
+
+/// Usernames: often one of [`NEAR_NAMES`], else any valid one, sometimes empty, at the
+/// limit or one byte over it.
 fn username() -> impl Strategy<Value = String> {
     prop_oneof![
-        8 => "[a-z0-9é€]{1,12}",
+        4 => prop::sample::select(NEAR_NAMES.to_vec()).prop_map(String::from),
+        4 => "[a-z0-9é€]{1,12}",
         1 => Just(String::new()),
         1 => Just("x".repeat(MAX_USERNAME_BYTES)),
         1 => Just("x".repeat(MAX_USERNAME_BYTES + 1)),
@@ -150,15 +236,29 @@ fn op() -> impl Strategy<Value = Op> {
         4 => user().prop_map(Op::Insert),
         2 => prop::collection::vec(user(), 0..6).prop_map(Op::InsertBatch),
         2 => id().prop_map(Op::Get),
+        2 => username().prop_map(Op::GetByName),
+        1 => (username(), 0usize..4).prop_map(|(name, limit)| Op::IdsNamed(name, limit)),
+        1 => (0usize..4).prop_map(Op::SharedUsernames),
         2 => (prop::option::of(id()), prop_oneof![0u32..5, Just(10_000), Just(10_001)])
             .prop_map(|(after, limit)| Op::Page(after, limit)),
-        2 => user().prop_map(Op::Update),
+        3 => user().prop_map(Op::Update),
         2 => id().prop_map(Op::Delete),
-        1 => prop::collection::vec(user(), 0..6).prop_map(Op::UpdateBatch),
+        2 => prop::collection::vec(user(), 0..6).prop_map(Op::UpdateBatch),
         1 => prop::collection::vec(id(), 0..6).prop_map(Op::DeleteBatch),
         1 => Just(Op::Count),
         1 => Just(Op::Reopen),
     ]
+}
+
+/// The rows of a file written before names were unique: a few users, most of them sharing
+/// one of three names.
+fn rows_with_shared_names() -> impl Strategy<Value = Vec<User>> {
+    let name = prop::sample::select(vec!["x", "y", "ann", "Ann"]);
+    prop::collection::btree_map(0u64..24, name, 0..12).prop_map(|rows| {
+        rows.into_iter()
+            .map(|(id, name)| User::new(id, name))
+            .collect()
+    })
 }
 
 /// What a call answered, comparable across stores.
@@ -168,6 +268,8 @@ enum Answer {
     Number(Result<u64, StoreError>),
     One(Result<User, StoreError>),
     Many(Result<Vec<User>, StoreError>),
+    Ids(Result<Vec<u64>, StoreError>),
+    Names(Result<Vec<String>, StoreError>),
 }
 
 /// Runs `op` on `store`.
@@ -176,6 +278,9 @@ fn apply<S: UserStore>(store: &mut S, op: &Op) -> Option<Answer> {
         Op::Insert(user) => Answer::Unit(store.insert(user.clone())),
         Op::InsertBatch(users) => Answer::Number(store.insert_batch(users)),
         Op::Get(id) => Answer::One(store.get(*id)),
+        Op::GetByName(username) => Answer::One(store.get_by_name(username)),
+        Op::IdsNamed(username, limit) => Answer::Ids(store.ids_named(username, *limit)),
+        Op::SharedUsernames(limit) => Answer::Names(store.shared_usernames(*limit)),
         Op::Page(after, limit) => Answer::Many(store.page(*after, *limit)),
         Op::Update(user) => Answer::One(store.update_username(user.id, &user.username)),
         Op::Delete(id) => Answer::One(store.delete(*id)),
@@ -190,17 +295,41 @@ fn apply<S: UserStore>(store: &mut S, op: &Op) -> Option<Answer> {
 /// file answers every call as [`Model`] does and holds the same rows after it, including
 /// across a close and reopen.
 pub fn model_test<S: UserStore>(cases: u32, open: impl Fn(&Path) -> Result<S, StoreError>) {
+    run_model_test(cases, Just(Vec::new()), |_, _| {}, open);
+}
+
+/// [`model_test`] from a file the peer's release before unique names wrote: `write_earlier`
+/// writes random rows, many of them sharing names, to a file at a path as that release did
+/// (without the by-name index), and the store opened by `open` on it must answer as
+/// [`Model::with_rows`] of them.
+pub fn model_test_from_earlier_file<S: UserStore>(
+    cases: u32,
+    write_earlier: impl Fn(&Path, &[User]),
+    open: impl Fn(&Path) -> Result<S, StoreError>,
+) {
+    run_model_test(cases, rows_with_shared_names(), write_earlier, open);
+}
+
+/// The model test: `rows` written by `write_rows` before the first open, then random calls.
+fn run_model_test<S: UserStore>(
+    cases: u32,
+    rows: impl Strategy<Value = Vec<User>>,
+    write_rows: impl Fn(&Path, &[User]),
+    open: impl Fn(&Path) -> Result<S, StoreError>,
+) {
     let mut runner = TestRunner::new(Config {
         cases,
         ..Config::default()
     });
-    let strategy = prop::collection::vec(op(), 1..40);
-    let outcome = runner.run(&strategy, |ops| {
+    let strategy = (rows, prop::collection::vec(op(), 1..40));
+    let outcome = runner.run(&strategy, |(rows, ops)| {
         let dir = tempfile::tempdir().map_err(|error| TestCaseError::fail(error.to_string()))?;
         let path = dir.path().join("users.db");
+        write_rows(&path, &rows);
         let reopen = || open(&path).map_err(|error| TestCaseError::fail(error.to_string()));
         let mut store = reopen()?;
-        let mut model = Model::default();
+        let mut model = Model::with_rows(rows);
+        prop_assert_eq!(store.page(None, 10_000), model.page(None, 10_000));
         for op in &ops {
             match apply(&mut store, op) {
                 Some(answer) => prop_assert_eq!(Some(answer), apply(&mut model, op), "{:?}", op),
@@ -212,11 +341,307 @@ pub fn model_test<S: UserStore>(cases: u32, open: impl Fn(&Path) -> Result<S, St
             prop_assert_eq!(store.count(), model.count());
         }
         prop_assert_eq!(store.page(None, 10_000), model.page(None, 10_000));
+        prop_assert_eq!(store.shared_usernames(100), model.shared_usernames(100));
         Ok(())
     });
     if let Err(failure) = outcome {
         panic!("the store differs from the model: {failure}");
     }
+}
+
+/// `Err(UsernameTaken)` for `username`, as a call answers it.
+fn taken_err<T>(username: &str) -> Result<T, StoreError> {
+    Err(taken(username))
+}
+
+/// `Err(UsernameNotFound)` for `username`, as a call answers it.
+fn not_named<T>(username: &str) -> Result<T, StoreError> {
+    Err(StoreError::UsernameNotFound {
+        username: username.to_owned(),
+    })
+}
+
+/// Checks the unique-username rules on a store opened by `open` on a new file, [`Model`]
+/// first (the reference states the same rules): each call answered as expected, a refused
+/// call changing nothing, and the names kept across a reopen.
+pub fn unique_cases<S: UserStore>(open: impl Fn(&Path) -> Result<S, StoreError>) {
+    unique_rules(&mut Model::default(), "the model");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("users.db");
+    let mut store = open(&path).expect("a new store");
+    unique_rules(&mut store, "the store");
+    let after = store.page(None, 100).expect("a page");
+    drop(store);
+    let store = open(&path).expect("the store reopened");
+    assert_eq!(store.page(None, 100), Ok(after), "the rows after a reopen");
+    assert_eq!(store.get_by_name("ann"), Ok(User::new(8, "ann")));
+    assert_eq!(store.get_by_name("Ann"), Ok(User::new(3, "Ann")));
+    assert_eq!(store.get_by_name("ann "), not_named("ann "));
+    assert_eq!(store.shared_usernames(10), Ok(Vec::new()));
+}
+
+/// The unique-username rules, call by call, on an empty `store` (`engine` names it in a
+/// failure).
+pub fn unique_rules<S: UserStore>(store: &mut S, engine: &str) {
+    taken_on_insert_by_exact_bytes(store, engine);
+    a_batch_that_clashes_changes_nothing(store, engine);
+    a_rename_frees_the_old_name(store, engine);
+    batch_renames_run_in_order(store, engine);
+    a_delete_frees_the_name(store, engine);
+    assert_eq!(store.shared_usernames(10), Ok(Vec::new()), "{engine}");
+}
+
+/// A name is taken on insert, compared as exact bytes (no case folding, trimming or
+/// normalization); the id is checked first; `get_by_name` finds exactly its name.
+fn taken_on_insert_by_exact_bytes<S: UserStore>(store: &mut S, engine: &str) {
+    assert_eq!(store.insert(User::new(1, "ann")), Ok(()), "{engine}");
+    assert_eq!(
+        store.insert(User::new(2, "ann")),
+        taken_err("ann"),
+        "{engine}"
+    );
+    for (id, near) in [(2, "Ann"), (3, "ann "), (4, "an"), (5, "a\u{308}nn")] {
+        assert_eq!(
+            store.insert(User::new(id, near)),
+            Ok(()),
+            "{engine}: {near:?}"
+        );
+    }
+    // The id before the name: an existing id is DuplicateId, whatever the name.
+    let duplicate = Err(StoreError::DuplicateId { id: 1 });
+    assert_eq!(store.insert(User::new(1, "ann")), duplicate, "{engine}");
+    assert_eq!(store.insert(User::new(1, "fresh")), duplicate, "{engine}");
+    assert_eq!(
+        store.get_by_name("ann"),
+        Ok(User::new(1, "ann")),
+        "{engine}"
+    );
+    assert_eq!(
+        store.get_by_name("Ann"),
+        Ok(User::new(2, "Ann")),
+        "{engine}"
+    );
+    assert_eq!(
+        store.get_by_name("ann "),
+        Ok(User::new(3, "ann ")),
+        "{engine}"
+    );
+    for absent in ["ANN", " ann", "än", "fresh", ""] {
+        assert_eq!(store.get_by_name(absent), not_named(absent), "{engine}");
+    }
+    assert_eq!(store.ids_named("ann", 5), Ok(vec![1]), "{engine}");
+    assert_eq!(store.ids_named("ann", 0), Ok(Vec::new()), "{engine}");
+    assert_eq!(store.ids_named("ANN", 5), Ok(Vec::new()), "{engine}");
+    assert_eq!(store.count(), Ok(5), "{engine}");
+}
+
+/// A batch whose row takes a name (the table's, or an earlier row's) changes nothing; the
+/// first failing row, in order, names the error, and within a row the id comes first.
+fn a_batch_that_clashes_changes_nothing<S: UserStore>(store: &mut S, engine: &str) {
+    let before = store.page(None, 100).expect("a page");
+    let batches: [(&[User], StoreError); 5] = [
+        (
+            &[
+                User::new(10, "dan"),
+                User::new(11, "eve"),
+                User::new(12, "Ann"),
+            ],
+            taken("Ann"),
+        ),
+        (&[User::new(10, "dan"), User::new(11, "dan")], taken("dan")),
+        (
+            &[User::new(10, "dan"), User::new(1, "eve")],
+            StoreError::DuplicateId { id: 1 },
+        ),
+        (&[User::new(10, "ann"), User::new(1, "eve")], taken("ann")),
+        (
+            &[User::new(10, "dan"), User::new(2, "ann")],
+            StoreError::DuplicateId { id: 2 },
+        ),
+    ];
+    for (batch, error) in batches {
+        assert_eq!(store.insert_batch(batch), Err(error), "{engine}: {batch:?}");
+    }
+    assert_eq!(store.page(None, 100).as_ref(), Ok(&before), "{engine}");
+    assert_eq!(store.get_by_name("dan"), not_named("dan"), "{engine}");
+    assert_eq!(
+        store.get(10),
+        Err(StoreError::NotFound { id: 10 }),
+        "{engine}"
+    );
+}
+
+/// A rename to a name another user has is refused (after the id check); to its own name it
+/// is no change; otherwise it frees the old name at once.
+fn a_rename_frees_the_old_name<S: UserStore>(store: &mut S, engine: &str) {
+    assert_eq!(
+        store.update_username(2, "ann"),
+        taken_err("ann"),
+        "{engine}"
+    );
+    let missing = Err(StoreError::NotFound { id: 9 });
+    assert_eq!(store.update_username(9, "ann"), missing, "{engine}");
+    assert_eq!(store.get(2), Ok(User::new(2, "Ann")), "{engine}");
+    let own = store.update_username(1, "ann");
+    assert_eq!(own, Ok(User::new(1, "ann")), "{engine}");
+    let renamed = store.update_username(1, "anna");
+    assert_eq!(renamed, Ok(User::new(1, "ann")), "{engine}");
+    assert_eq!(store.get_by_name("ann"), not_named("ann"), "{engine}");
+    assert_eq!(
+        store.get_by_name("anna"),
+        Ok(User::new(1, "anna")),
+        "{engine}"
+    );
+    assert_eq!(store.insert(User::new(6, "ann")), Ok(()), "{engine}");
+    assert_eq!(
+        store.get_by_name("ann"),
+        Ok(User::new(6, "ann")),
+        "{engine}"
+    );
+}
+
+/// A batch of renames does what its rows would do one by one: a name an earlier row frees
+/// may be taken by a later one, a name another user still has may not (so two users cannot
+/// swap names in one batch), and a refused batch changes nothing.
+fn batch_renames_run_in_order<S: UserStore>(store: &mut S, engine: &str) {
+    let chain = [User::new(2, "bob"), User::new(3, "Ann")];
+    assert_eq!(store.update_batch(&chain), Ok(2), "{engine}");
+    assert_eq!(
+        store.get_by_name("Ann"),
+        Ok(User::new(3, "Ann")),
+        "{engine}"
+    );
+    assert_eq!(store.get_by_name("ann "), not_named("ann "), "{engine}");
+    let before = store.page(None, 100).expect("a page");
+    let refused: [(&[User], &str); 3] = [
+        (&[User::new(2, "Ann"), User::new(3, "bob")], "Ann"),
+        (&[User::new(1, "zed"), User::new(2, "an")], "an"),
+        (&[User::new(1, "q"), User::new(2, "q")], "q"),
+    ];
+    for (batch, name) in refused {
+        assert_eq!(
+            store.update_batch(batch),
+            taken_err(name),
+            "{engine}: {batch:?}"
+        );
+    }
+    assert_eq!(store.page(None, 100).as_ref(), Ok(&before), "{engine}");
+    assert_eq!(store.get_by_name("zed"), not_named("zed"), "{engine}");
+    let own = [User::new(1, "anna"), User::new(2, "bob")];
+    assert_eq!(store.update_batch(&own), Ok(2), "{engine}");
+    assert_eq!(store.page(None, 100).as_ref(), Ok(&before), "{engine}");
+}
+
+/// A delete, alone or in a batch, frees the name.
+fn a_delete_frees_the_name<S: UserStore>(store: &mut S, engine: &str) {
+    assert_eq!(store.delete(4), Ok(User::new(4, "an")), "{engine}");
+    assert_eq!(store.insert(User::new(7, "an")), Ok(()), "{engine}");
+    assert_eq!(store.get_by_name("an"), Ok(User::new(7, "an")), "{engine}");
+    assert_eq!(store.delete_batch(&[6, 7]), Ok(2), "{engine}");
+    let again = [User::new(8, "ann"), User::new(9, "an")];
+    assert_eq!(store.insert_batch(&again), Ok(2), "{engine}");
+    assert_eq!(store.ids_named("an", 5), Ok(vec![9]), "{engine}");
+    assert_eq!(store.count(), Ok(6), "{engine}");
+}
+
+/// The rows of a file written before names were unique: ids 1 to 6 named x, y, x, z, z, x.
+pub fn earlier_rows() -> Vec<User> {
+    [(1, "x"), (2, "y"), (3, "x"), (4, "z"), (5, "z"), (6, "x")]
+        .into_iter()
+        .map(|(id, name)| User::new(id, name))
+        .collect()
+}
+
+/// Checks a store opened by `open` on a file that `write_earlier` wrote as the peer's
+/// release before unique names did (the rows of [`earlier_rows`], without the by-name
+/// index), [`Model::with_rows`] first: every row kept and served, the shared names listed,
+/// only new clashes refused; and the same after a reopen, which finds the index built.
+pub fn earlier_file_cases<S: UserStore>(
+    write_earlier: impl Fn(&Path, &[User]),
+    open: impl Fn(&Path) -> Result<S, StoreError>,
+) {
+    shared_name_rules(&mut Model::with_rows(earlier_rows()), "the model");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("users.db");
+    write_earlier(&path, &earlier_rows());
+    let mut store = open(&path).expect("the earlier file opened");
+    shared_name_rules(&mut store, "the store");
+    let after = store.page(None, 100).expect("a page");
+    drop(store);
+    let store = open(&path).expect("the store reopened");
+    assert_eq!(store.page(None, 100), Ok(after), "the rows after a reopen");
+    assert_eq!(store.shared_usernames(10), Ok(Vec::new()));
+    assert_eq!(store.get_by_name("z"), Ok(User::new(8, "z")));
+    assert_eq!(store.get_by_name("y"), Ok(User::new(2, "y")));
+}
+
+/// What a store holding [`earlier_rows`] must do, call by call (`engine` names it in a
+/// failure).
+pub fn shared_name_rules<S: UserStore>(store: &mut S, engine: &str) {
+    every_earlier_row_is_served(store, engine);
+    only_new_clashes_are_refused(store, engine);
+    names_stop_being_shared(store, engine);
+}
+
+/// Every row kept; the shared names listed in byte order; the lowest id found by name.
+fn every_earlier_row_is_served<S: UserStore>(store: &mut S, engine: &str) {
+    assert_eq!(store.count(), Ok(6), "{engine}");
+    assert_eq!(store.page(None, 10), Ok(earlier_rows()), "{engine}");
+    let shared = vec!["x".to_owned(), "z".to_owned()];
+    assert_eq!(store.shared_usernames(10), Ok(shared), "{engine}");
+    assert_eq!(
+        store.shared_usernames(1),
+        Ok(vec!["x".to_owned()]),
+        "{engine}"
+    );
+    assert_eq!(store.shared_usernames(0), Ok(Vec::new()), "{engine}");
+    assert_eq!(store.get_by_name("x"), Ok(User::new(1, "x")), "{engine}");
+    assert_eq!(store.get_by_name("z"), Ok(User::new(4, "z")), "{engine}");
+    assert_eq!(store.get_by_name("y"), Ok(User::new(2, "y")), "{engine}");
+    assert_eq!(store.ids_named("x", 10), Ok(vec![1, 3, 6]), "{engine}");
+    assert_eq!(store.ids_named("x", 2), Ok(vec![1, 3]), "{engine}");
+}
+
+/// A shared name takes no new user, but its users keep it (a rename to it is no change).
+fn only_new_clashes_are_refused<S: UserStore>(store: &mut S, engine: &str) {
+    assert_eq!(store.insert(User::new(7, "z")), taken_err("z"), "{engine}");
+    assert_eq!(store.insert(User::new(7, "x")), taken_err("x"), "{engine}");
+    let batch = [User::new(7, "w"), User::new(8, "z")];
+    assert_eq!(store.insert_batch(&batch), taken_err("z"), "{engine}");
+    assert_eq!(store.update_username(2, "x"), taken_err("x"), "{engine}");
+    let own = store.update_username(3, "x");
+    assert_eq!(own, Ok(User::new(3, "x")), "{engine}");
+    let own = [User::new(6, "x"), User::new(5, "z")];
+    assert_eq!(store.update_batch(&own), Ok(2), "{engine}");
+    assert_eq!(store.page(None, 10), Ok(earlier_rows()), "{engine}");
+}
+
+/// As users leave a shared name (deleted or renamed), it stops being listed; a name is
+/// free once no user has it.
+fn names_stop_being_shared<S: UserStore>(store: &mut S, engine: &str) {
+    assert_eq!(store.delete(4), Ok(User::new(4, "z")), "{engine}");
+    assert_eq!(
+        store.shared_usernames(10),
+        Ok(vec!["x".to_owned()]),
+        "{engine}"
+    );
+    assert_eq!(store.insert(User::new(8, "z")), taken_err("z"), "{engine}");
+    assert_eq!(
+        store.update_username(1, "w"),
+        Ok(User::new(1, "x")),
+        "{engine}"
+    );
+    assert_eq!(store.get_by_name("x"), Ok(User::new(3, "x")), "{engine}");
+    assert_eq!(store.ids_named("x", 10), Ok(vec![3, 6]), "{engine}");
+    // Row by row: 3 leaves "x", but 6 still has it when 2 asks for it.
+    let batch = [User::new(3, "v"), User::new(2, "x")];
+    assert_eq!(store.update_batch(&batch), taken_err("x"), "{engine}");
+    assert_eq!(store.get(3), Ok(User::new(3, "x")), "{engine}");
+    assert_eq!(store.delete_batch(&[5, 3]), Ok(2), "{engine}");
+    assert_eq!(store.shared_usernames(10), Ok(Vec::new()), "{engine}");
+    assert_eq!(store.insert(User::new(8, "z")), Ok(()), "{engine}");
+    assert_eq!(store.get_by_name("z"), Ok(User::new(8, "z")), "{engine}");
+    assert_eq!(store.count(), Ok(4), "{engine}");
 }
 
 /// Checks the error cases one by one on a store opened by `open` on a new file: each error

@@ -12,8 +12,12 @@ fn main() -> Result<(), StoreError> {
     let open = || RedbStore::open(path);
     let before = open()?.count()?;
     let first = before + 1;
-    open()?.insert_batch(&[User::new(first, "a"), User::new(first + 1, "b")])?;
-    open()?.update_username(first, "aa")?;
+    // Usernames are unique: each run's names carry its first id.
+    open()?.insert_batch(&[
+        User::new(first, format!("a{first}")),
+        User::new(first + 1, format!("b{first}")),
+    ])?;
+    open()?.update_username(first, &format!("aa{first}"))?;
     open()?.delete(first + 1)?;
     let store = open()?;
     println!("redb: {} users, {:?}", store.count()?, store.get(first)?);

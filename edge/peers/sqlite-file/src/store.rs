@@ -1,12 +1,13 @@
 //! [`SqliteFileStore`]: the [`UserStore`] over a SQLite database file.
 
-use crate::config::SqliteFileConfig;
+use crate::config::{JournalMode, SqliteFileConfig};
 use crate::counting_vfs;
 use rusqlite::{ffi, params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction};
 use std::ffi::CStr;
 use std::path::Path;
 use std::sync::Arc;
 use userstore::limits;
+use userstore::unique::{self, taken};
 use userstore::{StoreError, User, UserStore};
 use userstore_peer_common::{check_file, FileKind, IoCounters, IoCounts};
 
@@ -26,11 +27,43 @@ const VFS: &CStr = c"unix";
 
 /// The schema of a new file, created in one transaction with the engine's name.
 const SCHEMA: &str = "CREATE TABLE userstore_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-     CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT NOT NULL);";
+     CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT NOT NULL);
+     CREATE INDEX users_by_name ON users (username);
+     CREATE TABLE shared_usernames (username TEXT PRIMARY KEY);";
+
+/// Whether the by-name index exists (a file written before names were unique has none).
+const HAS_NAME_INDEX: &str =
+    "SELECT count(*) > 0 FROM sqlite_schema WHERE type = 'index' AND name = 'users_by_name'";
+
+/// The by-name index of a file written before names were unique, built in one transaction:
+/// first the names several users share (kept, and served, as they are), then the index,
+/// whose presence says the rest is done. On `username`, so on (`username`, `id`), which
+/// orders one name's users by id; not `UNIQUE`, since those users keep their name: every
+/// write checks the name instead ([`SELECT_OTHER_HOLDER`]).
+const BUILD_NAME_INDEX: &str =
+    "CREATE TABLE IF NOT EXISTS shared_usernames (username TEXT PRIMARY KEY);
+     INSERT OR IGNORE INTO shared_usernames
+         SELECT username FROM users GROUP BY username HAVING count(*) > 1;
+     CREATE INDEX users_by_name ON users (username);";
+
+/// Whether a user other than `?2` is named `?1` (exact bytes: SQLite's `BINARY` collation).
+const SELECT_OTHER_HOLDER: &str = "SELECT 1 FROM users WHERE username = ?1 AND id != ?2 LIMIT 1";
+
+/// The ids of at most `?2` users named `?1`, lowest first.
+const SELECT_BY_NAME: &str = "SELECT id FROM users WHERE username = ?1 ORDER BY id LIMIT ?2";
+
+/// At most `?1` of the names recorded as shared that more than one user still has, in byte
+/// order.
+const SELECT_SHARED: &str = "SELECT username FROM shared_usernames AS shared
+     WHERE (SELECT count(*) FROM users WHERE users.username = shared.username) > 1
+     ORDER BY username LIMIT ?1";
 
 /// The user table in a SQLite database file.
 pub struct SqliteFileStore {
     pub(crate) connection: Connection,
+    /// The journal mode SQLite confirmed: without a journal ([`JournalMode::Off`]) a
+    /// transaction cannot be rolled back, so a write is checked in full before it starts.
+    journal_mode: JournalMode,
     /// What the connection's files read, wrote and synced since the open (through the
     /// `userstore-counting` VFS around [`VFS`]).
     io: Arc<IoCounters>,
@@ -39,6 +72,11 @@ pub struct SqliteFileStore {
 /// A rusqlite error as [`StoreError::Storage`], with what was being done.
 fn storage(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
     move |error| StoreError::storage(context, error)
+}
+
+/// A count or limit as SQLite's integer, the largest one for any past `i64::MAX`.
+fn sql_limit(limit: usize) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
 }
 
 /// An id as SQLite's rowid; `None` above `i64::MAX`, where no row can be.
@@ -63,7 +101,9 @@ impl SqliteFileStore {
     /// Opens the database at `path` with `config`, creating it (its tables and the engine's
     /// name) if the file is absent or empty. A file of another engine, or a SQLite database
     /// that is not userstore data, is refused with [`StoreError::InvalidConfig`], as is a
-    /// journal mode the file system cannot give.
+    /// journal mode the file system cannot give. A file written before names were unique
+    /// (without the by-name index) gets the index at the open, every row kept
+    /// ([`UserStore::shared_usernames`] lists the names several users share).
     pub fn open_with(path: &Path, config: SqliteFileConfig) -> Result<Self, StoreError> {
         check_file(path, &FileKind::Sqlite, ENGINE_NAME)?;
         if !counting_vfs::register(VFS) {
@@ -92,8 +132,14 @@ impl SqliteFileStore {
         let connection = Connection::open_with_flags_and_vfs(name, flags, vfs)
             .map_err(storage("opening the database"))?;
         configure(&connection, config)?;
-        let mut store = Self { connection, io };
-        if !store.check_engine()? {
+        let mut store = Self {
+            connection,
+            journal_mode: config.journal_mode,
+            io,
+        };
+        if store.check_engine()? {
+            store.ensure_name_index()?;
+        } else {
             store.create_schema()?;
         }
         Ok(store)
@@ -161,6 +207,36 @@ impl SqliteFileStore {
         })
     }
 
+    /// Builds the by-name index if the file has none (one written before names were unique),
+    /// in one transaction ([`BUILD_NAME_INDEX`]). A file that has it is only read.
+    fn ensure_name_index(&mut self) -> Result<(), StoreError> {
+        let present: bool = self
+            .connection
+            .query_row(HAS_NAME_INDEX, [], |row| row.get(0))
+            .map_err(storage("reading the schema"))?;
+        if present {
+            return Ok(());
+        }
+        self.write(|transaction| {
+            transaction
+                .execute_batch(BUILD_NAME_INDEX)
+                .map_err(storage("building the by-name index"))
+        })
+    }
+
+    /// Without a journal SQLite cannot roll a transaction back, so `check` (which reads the
+    /// table and writes nothing) runs first: a write it refuses never starts. With a journal
+    /// this costs nothing; the failing row rolls its transaction back instead.
+    fn check_first_without_journal(
+        &self,
+        check: impl FnOnce(&Self) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        if self.journal_mode == JournalMode::Off {
+            check(self)?;
+        }
+        Ok(())
+    }
+
     /// Runs `body` in one transaction, committed if it succeeds and rolled back otherwise.
     fn write<T>(
         &mut self,
@@ -212,8 +288,9 @@ fn configure(connection: &Connection, config: SqliteFileConfig) -> Result<(), St
     Ok(())
 }
 
-/// Inserts `users` in order; the first whose id exists is [`StoreError::DuplicateId`] (the
-/// caller's transaction then rolls back).
+/// Inserts `users` in order; the first whose id exists is [`StoreError::DuplicateId`], or
+/// whose name another user has [`StoreError::UsernameTaken`] (the caller's transaction then
+/// rolls back).
 fn insert_all(transaction: &Transaction<'_>, users: &[User]) -> Result<(), StoreError> {
     let mut insert = transaction
         .prepare_cached("INSERT INTO users (id, username) VALUES (?1, ?2)")
@@ -228,8 +305,20 @@ fn insert_all(transaction: &Transaction<'_>, users: &[User]) -> Result<(), Store
             }
             Err(error) => return Err(storage("inserting a user")(error)),
         }
+        // The row is in place, so its id is free: a name held by another row is taken.
+        if held_by_other(transaction, &user.username, id)? {
+            return Err(taken(&user.username));
+        }
     }
     Ok(())
+}
+
+/// Whether a user other than `rowid` is named `username`.
+fn held_by_other(connection: &Connection, username: &str, rowid: i64) -> Result<bool, StoreError> {
+    connection
+        .prepare_cached(SELECT_OTHER_HOLDER)
+        .and_then(|mut select| select.exists(params![username, rowid]))
+        .map_err(storage("looking a username up"))
 }
 
 /// The username of `id`, or [`StoreError::NotFound`].
@@ -244,24 +333,25 @@ fn username_of(connection: &Connection, id: u64) -> Result<String, StoreError> {
         .ok_or(StoreError::NotFound { id })
 }
 
-/// Sets the username of each user in order; the first id absent is
-/// [`StoreError::NotFound`] (the caller's transaction then rolls back).
-fn rename_all(transaction: &Transaction<'_>, users: &[User]) -> Result<(), StoreError> {
-    let mut update = transaction
-        .prepare_cached("UPDATE users SET username = ?2 WHERE id = ?1")
-        .map_err(storage("preparing an update"))?;
-    for user in users {
-        let Some(id) = rowid(user.id) else {
-            return Err(StoreError::NotFound { id: user.id });
-        };
-        let changed = update
-            .execute(params![id, user.username])
-            .map_err(storage("updating a user"))?;
-        if changed == 0 {
-            return Err(StoreError::NotFound { id: user.id });
-        }
+/// Gives `id` the name `username` and returns the user as it was:
+/// [`StoreError::NotFound`] if there is no such user, [`StoreError::UsernameTaken`] if
+/// another user has the name (the caller's transaction then rolls back). Its own name is no
+/// change.
+fn rename(transaction: &Transaction<'_>, id: u64, username: &str) -> Result<User, StoreError> {
+    let before = username_of(transaction, id)?;
+    if before == username {
+        return Ok(User::new(id, before));
     }
-    Ok(())
+    // `username_of` found the row, so the id is a rowid.
+    let rowid = rowid(id).ok_or(StoreError::NotFound { id })?;
+    if held_by_other(transaction, username, rowid)? {
+        return Err(taken(username));
+    }
+    transaction
+        .prepare_cached("UPDATE users SET username = ?2 WHERE id = ?1")
+        .and_then(|mut update| update.execute(params![rowid, username]))
+        .map_err(storage("updating a user"))?;
+    Ok(User::new(id, before))
 }
 
 /// Deletes each id in order; the first absent is [`StoreError::NotFound`] (the caller's
@@ -287,17 +377,60 @@ fn delete_all(transaction: &Transaction<'_>, ids: &[u64]) -> Result<(), StoreErr
 impl UserStore for SqliteFileStore {
     fn insert(&mut self, user: User) -> Result<(), StoreError> {
         limits::check_user(&user)?;
-        self.write(|transaction| insert_all(transaction, std::slice::from_ref(&user)))
+        let users = std::slice::from_ref(&user);
+        self.check_first_without_journal(|store| unique::check_insert_batch(store, users))?;
+        self.write(|transaction| insert_all(transaction, users))
     }
 
     fn insert_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
+        self.check_first_without_journal(|store| unique::check_insert_batch(store, users))?;
         self.write(|transaction| insert_all(transaction, users))?;
         Ok(users.len() as u64)
     }
 
     fn get(&self, id: u64) -> Result<User, StoreError> {
         username_of(&self.connection, id).map(|username| User::new(id, username))
+    }
+
+    fn get_by_name(&self, username: &str) -> Result<User, StoreError> {
+        match self.ids_named(username, 1)?.first() {
+            Some(id) => Ok(User::new(*id, username)),
+            None => Err(StoreError::UsernameNotFound {
+                username: username.to_owned(),
+            }),
+        }
+    }
+
+    fn ids_named(&self, username: &str, limit: usize) -> Result<Vec<u64>, StoreError> {
+        let fail = storage("looking a username up");
+        let mut select = self
+            .connection
+            .prepare_cached(SELECT_BY_NAME)
+            .map_err(&fail)?;
+        let ids = select
+            .query_map(params![username, sql_limit(limit)], |row| {
+                row.get::<_, i64>(0)
+            })
+            .map_err(&fail)?;
+        ids.map(|id| {
+            let id = id.map_err(&fail)?;
+            u64::try_from(id)
+                .map_err(|_| StoreError::storage("looking a username up", "a negative id"))
+        })
+        .collect()
+    }
+
+    fn shared_usernames(&self, limit: usize) -> Result<Vec<String>, StoreError> {
+        let fail = storage("listing shared usernames");
+        let mut select = self
+            .connection
+            .prepare_cached(SELECT_SHARED)
+            .map_err(&fail)?;
+        let names = select
+            .query_map([sql_limit(limit)], |row| row.get::<_, String>(0))
+            .map_err(&fail)?;
+        names.map(|name| name.map_err(&fail)).collect()
     }
 
     fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError> {
@@ -324,11 +457,8 @@ impl UserStore for SqliteFileStore {
 
     fn update_username(&mut self, id: u64, username: &str) -> Result<User, StoreError> {
         limits::check_username(username)?;
-        self.write(|transaction| {
-            let before = username_of(transaction, id)?;
-            rename_all(transaction, &[User::new(id, username)])?;
-            Ok(User::new(id, before))
-        })
+        // Every check comes before the one write: nothing to undo, journal or not.
+        self.write(|transaction| rename(transaction, id, username))
     }
 
     fn delete(&mut self, id: u64) -> Result<User, StoreError> {
@@ -341,12 +471,21 @@ impl UserStore for SqliteFileStore {
 
     fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
-        self.write(|transaction| rename_all(transaction, users))?;
+        self.check_first_without_journal(|store| unique::check_update_batch(store, users))?;
+        // Row by row in order: a rename frees its old name for the rows after it.
+        self.write(|transaction| {
+            users
+                .iter()
+                .try_for_each(|user| rename(transaction, user.id, &user.username).map(drop))
+        })?;
         Ok(users.len() as u64)
     }
 
     fn delete_batch(&mut self, ids: &[u64]) -> Result<u64, StoreError> {
         limits::check_id_batch(ids)?;
+        self.check_first_without_journal(|store| {
+            ids.iter().try_for_each(|id| store.get(*id).map(drop))
+        })?;
         self.write(|transaction| delete_all(transaction, ids))?;
         Ok(ids.len() as u64)
     }

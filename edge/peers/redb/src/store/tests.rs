@@ -1,4 +1,5 @@
-//! The conformance tests, and the engine check of the file.
+//! The conformance tests, the engine check of the file, and the opening of a file written
+//! before names were unique.
 
 use super::*;
 use userstore_peer_common::conformance;
@@ -11,6 +12,84 @@ fn answers_as_the_model() {
 #[test]
 fn error_cases() {
     conformance::error_cases(RedbStore::open);
+}
+
+#[test]
+fn usernames_are_unique() {
+    conformance::unique_cases(RedbStore::open);
+}
+
+/// Writes `rows` to a new file at `path` as this peer's release before unique names did:
+/// the engine's name and the user table, in one commit, with no by-name index.
+fn write_earlier_release(path: &Path, rows: &[User]) {
+    let db = Database::create(path).unwrap();
+    let write = db.begin_write().unwrap();
+    write
+        .open_table(META)
+        .unwrap()
+        .insert(ENGINE_KEY, ENGINE_NAME)
+        .unwrap();
+    let mut users = write.open_table(USERS).unwrap();
+    for user in rows {
+        users.insert(user.id, user.username.as_str()).unwrap();
+    }
+    drop(users);
+    write.commit().unwrap();
+}
+
+/// The index's entries and the recorded shared names of the file at `path`, read with redb
+/// itself.
+fn index_of(path: &Path) -> (Vec<(String, u64)>, Vec<String>) {
+    let db = Database::open(path).unwrap();
+    let read = db.begin_read().unwrap();
+    let index = read.open_multimap_table(BY_NAME).unwrap();
+    let mut entries = Vec::new();
+    for entry in index.iter().unwrap() {
+        let (name, ids) = entry.unwrap();
+        for id in ids {
+            entries.push((name.value().to_owned(), id.unwrap().value()));
+        }
+    }
+    let shared = read.open_table(SHARED).unwrap();
+    let names = shared
+        .iter()
+        .unwrap()
+        .map(|entry| entry.unwrap().0.value().to_owned())
+        .collect();
+    (entries, names)
+}
+
+#[test]
+fn a_file_written_before_names_were_unique_keeps_every_row() {
+    conformance::earlier_file_cases(write_earlier_release, RedbStore::open);
+
+    // The index the open builds: one entry per row, in (name, id) order, and the names
+    // several users shared recorded.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("users.db");
+    write_earlier_release(&path, &conformance::earlier_rows());
+    let built = RedbStore::open(&path).unwrap().io();
+    let mut rows: Vec<(String, u64)> = conformance::earlier_rows()
+        .into_iter()
+        .map(|user| (user.username, user.id))
+        .collect();
+    rows.sort();
+    let (entries, shared) = index_of(&path);
+    assert_eq!(entries, rows);
+    assert_eq!(shared, ["x", "z"]);
+    // A reopen finds the index and builds nothing: it writes what redb's own open does (its
+    // header), the same at every reopen, and syncs less than the open that built the index.
+    let writes = |io: IoCounts| (io.syncs, io.bytes_written);
+    let reopened = writes(RedbStore::open(&path).unwrap().io());
+    let store = RedbStore::open(&path).unwrap();
+    assert_eq!(writes(store.io()), reopened);
+    assert!(built.syncs > reopened.0, "{built:?}, then {reopened:?}");
+    assert_eq!(store.ids_named("x", 10), Ok(vec![1, 3, 6]));
+}
+
+#[test]
+fn answers_as_the_model_from_a_file_written_before_names_were_unique() {
+    conformance::model_test_from_earlier_file(32, write_earlier_release, RedbStore::open);
 }
 
 #[test]
@@ -82,7 +161,9 @@ fn io_counts_syncs_and_bytes_per_call() {
     assert!(opened.bytes_written > 0, "{opened:?}");
     for id in 0..5 {
         let before = store.io();
-        store.insert(User::new(id, "someone")).unwrap();
+        store
+            .insert(User::new(id, format!("someone-{id}")))
+            .unwrap();
         let write = store.io().since(before);
         assert!(write.syncs >= 1, "a durable commit syncs: {write:?}");
         assert!(write.bytes_written > 0, "{write:?}");
@@ -98,7 +179,7 @@ fn io_counts_syncs_and_bytes_per_call() {
     assert_eq!(store.io().since(before).syncs, 0);
     // A read neither writes nor syncs.
     let before = store.io();
-    assert_eq!(store.get(3), Ok(User::new(3, "someone")));
+    assert_eq!(store.get(3), Ok(User::new(3, "someone-3")));
     assert_eq!(store.count(), Ok(5));
     let read = store.io().since(before);
     assert_eq!((read.syncs, read.bytes_written), (0, 0), "{read:?}");

@@ -31,6 +31,90 @@ fn error_cases() {
 }
 
 #[test]
+fn usernames_are_unique_in_every_journal_mode() {
+    for (journal_mode, synchronous) in CONFIGS {
+        let config = SqliteFileConfig {
+            journal_mode,
+            synchronous,
+        };
+        conformance::unique_cases(|path| SqliteFileStore::open_with(path, config));
+    }
+}
+
+/// Writes `rows` to a new file at `path` as this peer's release before unique names did:
+/// its schema (no by-name index, no `shared_usernames`) and the engine's name.
+fn write_earlier_release(path: &Path, rows: &[User]) {
+    let connection = Connection::open(path).unwrap();
+    connection
+        .execute_batch(
+            "CREATE TABLE userstore_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+             CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT NOT NULL);
+             INSERT INTO userstore_meta (key, value) VALUES ('engine', 'SqliteFile');",
+        )
+        .unwrap();
+    for user in rows {
+        connection
+            .execute(
+                "INSERT INTO users (id, username) VALUES (?1, ?2)",
+                params![i64::try_from(user.id).unwrap(), user.username],
+            )
+            .unwrap();
+    }
+}
+
+#[test]
+fn a_file_written_before_names_were_unique_keeps_every_row() {
+    conformance::earlier_file_cases(write_earlier_release, SqliteFileStore::open);
+
+    // What the open builds: the index, and the names several users shared.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("users.db");
+    write_earlier_release(&path, &conformance::earlier_rows());
+    let store = SqliteFileStore::open(&path).unwrap();
+    assert!(
+        store.io().syncs >= 1,
+        "the index is built in a committed transaction"
+    );
+    let query = |sql: &str| -> Vec<String> {
+        let mut select = store.connection.prepare(sql).unwrap();
+        let rows = select.query_map([], |row| row.get(0)).unwrap();
+        rows.collect::<Result<_, _>>().unwrap()
+    };
+    assert_eq!(
+        query("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'users'"),
+        ["users_by_name"]
+    );
+    assert_eq!(
+        query("SELECT username FROM shared_usernames ORDER BY username"),
+        ["x", "z"]
+    );
+    assert_eq!(query("PRAGMA integrity_check"), ["ok"]);
+    drop(store);
+    // A reopen finds the index and writes nothing.
+    let store = SqliteFileStore::open(&path).unwrap();
+    let reopened = store.io();
+    assert_eq!(
+        (reopened.syncs, reopened.bytes_written),
+        (0, 0),
+        "{reopened:?}"
+    );
+    assert_eq!(store.ids_named("x", 10), Ok(vec![1, 3, 6]));
+}
+
+#[test]
+fn answers_as_the_model_from_a_file_written_before_names_were_unique() {
+    for (journal_mode, synchronous) in CONFIGS {
+        let config = SqliteFileConfig {
+            journal_mode,
+            synchronous,
+        };
+        conformance::model_test_from_earlier_file(12, write_earlier_release, |path| {
+            SqliteFileStore::open_with(path, config)
+        });
+    }
+}
+
+#[test]
 fn every_configuration_is_applied() {
     let dir = tempfile::tempdir().unwrap();
     for (index, (journal_mode, synchronous)) in CONFIGS.into_iter().enumerate() {
