@@ -75,7 +75,8 @@ impl Rng {
     }
 }
 
-/// The table as it must be.
+/// The table as it must be: names unique, a batch its rows one by one on a copy, kept if
+/// every row succeeds.
 #[derive(Default, Clone)]
 struct Model {
     rows: BTreeMap<u64, String>,
@@ -85,14 +86,26 @@ fn check_user(user: &User) -> Result<(), StoreError> {
     userstore::limits::check_user(user)
 }
 
+fn taken(username: &str) -> StoreError {
+    StoreError::UsernameTaken {
+        username: username.to_string(),
+    }
+}
+
 impl Model {
+    fn taken_by_other(&self, username: &str, id: u64) -> bool {
+        self.rows
+            .iter()
+            .any(|(holder, name)| *holder != id && name == username)
+    }
+
     fn insert_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         userstore::limits::check_batch(users)?;
-        if let Some(clash) = users.iter().find(|user| self.rows.contains_key(&user.id)) {
-            return Err(StoreError::DuplicateId { id: clash.id });
+        let mut copy = self.clone();
+        for user in users {
+            copy.insert(user)?;
         }
-        self.rows
-            .extend(users.iter().map(|user| (user.id, user.username.clone())));
+        *self = copy;
         Ok(users.len() as u64)
     }
 
@@ -101,23 +114,30 @@ impl Model {
         if self.rows.contains_key(&user.id) {
             return Err(StoreError::DuplicateId { id: user.id });
         }
+        if self.taken_by_other(&user.username, user.id) {
+            return Err(taken(&user.username));
+        }
         self.rows.insert(user.id, user.username.clone());
         Ok(())
     }
 
     fn update(&mut self, id: u64, username: &str) -> Result<User, StoreError> {
         userstore::limits::check_username(username)?;
-        let slot = self.rows.get_mut(&id).ok_or(StoreError::NotFound { id })?;
-        Ok(User::new(id, std::mem::replace(slot, username.to_string())))
+        let previous = self.get(id)?;
+        if previous.username != username && self.taken_by_other(username, id) {
+            return Err(taken(username));
+        }
+        self.rows.insert(id, username.to_string());
+        Ok(previous)
     }
 
     fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         userstore::limits::check_batch(users)?;
-        if let Some(unknown) = users.iter().find(|user| !self.rows.contains_key(&user.id)) {
-            return Err(StoreError::NotFound { id: unknown.id });
+        let mut copy = self.clone();
+        for user in users {
+            copy.update(user.id, &user.username)?;
         }
-        self.rows
-            .extend(users.iter().map(|user| (user.id, user.username.clone())));
+        *self = copy;
         Ok(users.len() as u64)
     }
 
@@ -396,7 +416,10 @@ fn run(subject: &Subject, seed: u64, operations: usize, replay: &str) -> Tally {
             84..=93 => {
                 // A batch trapped part way by a cut instruction limit: nothing of it stays.
                 let users: Vec<User> = (0..200)
-                    .map(|i| User::new(ID_RANGE + rng.below(1_000_000) * 1_000 + i, "trapped"))
+                    .map(|i| {
+                        let id = ID_RANGE + rng.below(1_000_000) * 1_000 + i;
+                        User::new(id, format!("trapped-{id}"))
+                    })
                     .collect();
                 let limit = 2_000_000 + rng.below(20_000_000);
                 assert!(store.ic.set_update_instruction_limit(store.id, limit));
