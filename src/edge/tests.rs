@@ -200,6 +200,45 @@ fn every_route_answers_on_both_engines() {
 }
 
 #[test]
+fn users_are_found_by_name_and_a_taken_name_is_a_conflict() {
+    for engine in ENGINES {
+        let host = Host::new(engine);
+        host.write("/insert_user", json!({"id": 1, "username": "al ice+ü"}));
+        // Percent-encoded as encodeURIComponent does; a `+` is itself.
+        assert_eq!(
+            host.get("/get_user_by_name?username=al%20ice%2B%C3%BC"),
+            (200, json!({"Ok": {"id": 1, "username": "al ice+ü"}}))
+        );
+        assert_eq!(
+            reply(host.send(Request::new(
+                "POST",
+                "/get_user_by_name",
+                r#"{"username":"al ice+ü"}"#
+            ))),
+            (200, json!({"Ok": {"id": 1, "username": "al ice+ü"}}))
+        );
+        let (status, body) = host.get("/get_user_by_name?username=bob");
+        assert_eq!(
+            (status, &body["Err"]),
+            (404, &json!({"UsernameNotFound": {"username": "bob"}}))
+        );
+        let (status, body) = host.write("/insert_user", json!({"id": 2, "username": "al ice+ü"}));
+        assert_eq!(
+            (status, &body["Err"]),
+            (409, &json!({"UsernameTaken": {"username": "al ice+ü"}}))
+        );
+        for malformed in [
+            "/get_user_by_name?username=%ZZ",
+            "/get_user_by_name?username=%FF",
+            "/get_user_by_name",
+        ] {
+            assert_eq!(host.get(malformed).0, 400, "{malformed}");
+        }
+        assert_eq!(host.get("/stats").1["Ok"]["shared_usernames"], json!([]));
+    }
+}
+
+#[test]
 fn store_errors_have_their_statuses() {
     let host = Host::new(Engine::PageTree);
     host.write("/insert_user", json!({"id": 1, "username": "a"}));
