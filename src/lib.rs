@@ -43,6 +43,8 @@ pub mod error;
 pub mod file_memory;
 pub mod layout;
 pub mod limits;
+#[cfg(any(test, feature = "model"))]
+pub mod model;
 pub mod name_index;
 pub mod page_tree;
 pub mod service;

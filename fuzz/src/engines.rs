@@ -4,10 +4,10 @@
 
 use crate::input::Input;
 use ic_stable_structures::VectorMemory;
-use std::collections::BTreeMap;
+use userstore::model::ModelStore;
 use userstore::{
-    limits, BTreeStore, JournalMode, PageTreeStore, SqliteConfig, StableSqliteStore, StoreError,
-    User, UserStore,
+    limits, BTreeStore, JournalMode, PageTreeStore, SqliteConfig, StableSqliteStore, User,
+    UserStore,
 };
 
 /// Ids over a range that fills a few pages of every engine.
@@ -140,148 +140,25 @@ pub fn replay(bytes: &[u8]) -> usize {
         VectorMemory::default(),
     ];
     let mut stores = engines(&memories);
-    let mut model: BTreeMap<u64, String> = BTreeMap::new();
-    let mut model_store = Model(&mut model);
+    let mut model = ModelStore::default();
     let mut input = Input::new(bytes);
     while !input.is_empty() {
         let op = input.byte();
         // Each engine decodes the same operation from its own copy of the input.
         let snapshot = input.clone_rest();
-        let expected = apply(&mut model_store, op, &mut input);
+        let expected = apply(&mut model, op, &mut input);
         for (name, store) in &mut stores {
             let mut replay = Input::new(snapshot);
             let actual = apply(store.as_mut(), op, &mut replay);
             assert_eq!(actual, expected, "{name} differs from the model");
         }
     }
+    let rows = model.page(None, 10_000).expect("the model's table");
     for (name, store) in &stores {
         let all = store.page(None, 10_000).expect("a page");
-        let rows: Vec<User> = model
-            .iter()
-            .map(|(id, n)| User::new(*id, n.clone()))
-            .collect();
         assert_eq!(all, rows, "{name}: the whole table");
     }
-    model.len()
-}
-
-/// The model: the table as a `BTreeMap`, with the same validation as the stores. A name is
-/// taken if another user has it; a batch is its rows one by one on a copy, kept if all pass.
-struct Model<'a>(&'a mut BTreeMap<u64, String>);
-
-impl Model<'_> {
-    fn taken_by_other(&self, username: &str, id: u64) -> bool {
-        self.0
-            .iter()
-            .any(|(holder, name)| *holder != id && name == username)
-    }
-
-    /// `rows` on a copy of the table, kept if every one succeeds.
-    fn one_by_one(
-        &mut self,
-        count: usize,
-        row: impl Fn(&mut Model<'_>, usize) -> Result<(), StoreError>,
-    ) -> Result<u64, StoreError> {
-        let mut copy = self.0.clone();
-        let mut model = Model(&mut copy);
-        for index in 0..count {
-            row(&mut model, index)?;
-        }
-        *self.0 = copy;
-        Ok(count as u64)
-    }
-}
-
-impl UserStore for Model<'_> {
-    fn insert(&mut self, user: User) -> Result<(), StoreError> {
-        limits::check_user(&user)?;
-        if self.0.contains_key(&user.id) {
-            return Err(StoreError::DuplicateId { id: user.id });
-        }
-        if self.taken_by_other(&user.username, user.id) {
-            return Err(StoreError::UsernameTaken {
-                username: user.username,
-            });
-        }
-        self.0.insert(user.id, user.username);
-        Ok(())
-    }
-    fn insert_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
-        limits::check_batch(users)?;
-        self.one_by_one(users.len(), |model, index| {
-            model.insert(users[index].clone())
-        })
-    }
-    fn get(&self, id: u64) -> Result<User, StoreError> {
-        self.0
-            .get(&id)
-            .map(|n| User::new(id, n.clone()))
-            .ok_or(StoreError::NotFound { id })
-    }
-    fn get_by_name(&self, username: &str) -> Result<User, StoreError> {
-        self.0
-            .iter()
-            .find(|(_, name)| *name == username)
-            .map(|(id, name)| User::new(*id, name.clone()))
-            .ok_or_else(|| StoreError::UsernameNotFound {
-                username: username.to_string(),
-            })
-    }
-    fn ids_named(&self, username: &str, limit: usize) -> Result<Vec<u64>, StoreError> {
-        let named = self.0.iter().filter(|(_, name)| *name == username);
-        Ok(named.map(|(id, _)| *id).take(limit).collect())
-    }
-    fn shared_usernames(&self, _: usize) -> Result<Vec<String>, StoreError> {
-        // Only a table written before names were unique has any.
-        Ok(Vec::new())
-    }
-    fn page(&self, after: Option<u64>, limit: u32) -> Result<Vec<User>, StoreError> {
-        limits::check_page_size(limit)?;
-        Ok(self
-            .0
-            .iter()
-            .filter(|(id, _)| after.is_none_or(|after| **id > after))
-            .take(limit as usize)
-            .map(|(id, n)| User::new(*id, n.clone()))
-            .collect())
-    }
-    fn update_username(&mut self, id: u64, username: &str) -> Result<User, StoreError> {
-        limits::check_username(username)?;
-        let previous = self.get(id)?;
-        if previous.username != username && self.taken_by_other(username, id) {
-            return Err(StoreError::UsernameTaken {
-                username: username.to_string(),
-            });
-        }
-        self.0.insert(id, username.to_string());
-        Ok(previous)
-    }
-    fn delete(&mut self, id: u64) -> Result<User, StoreError> {
-        self.0
-            .remove(&id)
-            .map(|n| User::new(id, n))
-            .ok_or(StoreError::NotFound { id })
-    }
-    fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
-        limits::check_batch(users)?;
-        self.one_by_one(users.len(), |model, index| {
-            let user = &users[index];
-            model.update_username(user.id, &user.username).map(drop)
-        })
-    }
-    fn delete_batch(&mut self, ids: &[u64]) -> Result<u64, StoreError> {
-        limits::check_id_batch(ids)?;
-        if let Some(unknown) = ids.iter().find(|id| !self.0.contains_key(id)) {
-            return Err(StoreError::NotFound { id: *unknown });
-        }
-        for id in ids {
-            self.0.remove(id);
-        }
-        Ok(ids.len() as u64)
-    }
-    fn count(&self) -> Result<u64, StoreError> {
-        Ok(self.0.len() as u64)
-    }
+    rows.len()
 }
 
 #[cfg(test)]

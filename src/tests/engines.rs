@@ -493,6 +493,6 @@ fn a_sqlite_database_written_before_names_were_unique_keeps_every_row() {
 
 #[test]
 fn the_model_keeps_shared_names_as_the_engines_do() {
-    let mut model = super::model::ModelStore::with_rows(rows_with_shared_names());
+    let mut model = crate::model::ModelStore::with_rows(rows_with_shared_names());
     check_shared_names_are_kept(&mut model, "model");
 }

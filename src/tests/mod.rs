@@ -3,7 +3,6 @@
 mod engines;
 mod harness;
 mod layout;
-mod model;
 mod page_tree;
 mod properties;
 mod stable_sqlite;

@@ -3,7 +3,7 @@
 //! with and without the close an upgrade's `pre_upgrade` makes.
 
 use super::harness::{Harness, PageTreeHarness};
-use super::model::ModelStore;
+use crate::model::ModelStore;
 use crate::{StoreError, User, UserStore};
 use proptest::prelude::*;
 

@@ -1,8 +1,8 @@
 //! Random operation sequences against every engine and the model: identical results.
 
 use super::harness::{all_harnesses, Harness};
-use super::model::ModelStore;
 use crate::limits::{MAX_PAGE_SIZE, MAX_USERNAME_BYTES, MAX_USER_ID};
+use crate::model::ModelStore;
 use crate::{StoreError, User, UserStore};
 use proptest::prelude::*;
 

@@ -1,14 +1,18 @@
-//! The reference model: the user table as a `std::collections::BTreeMap`, with the same
-//! validation as the real stores. Engines must match it call for call, errors included.
+//! [`ModelStore`]: the reference model of the user table, a `std::collections::BTreeMap` with
+//! the same validation as the real stores. Engines must match it call for call, errors
+//! included: the property tests, the fuzz target and the differential tests hold every engine
+//! to it (feature `model`; the library's own tests always have it).
 //!
 //! It states the rules in the plainest way: a username is taken if any other user has it;
-//! a batch is its rows applied one by one to a copy, kept only if every row succeeds.
+//! a batch is its rows applied one by one to a copy, kept only if every row succeeds. It is
+//! a model, not a store: every lookup by name scans the whole table.
 
 use crate::store::UserStore;
 use crate::{limits, StoreError, User};
 use std::collections::BTreeMap;
 
-#[derive(Default, Clone)]
+/// The user table as the rules state it (see the module's documentation).
+#[derive(Default, Clone, Debug)]
 pub struct ModelStore {
     users: BTreeMap<u64, String>,
 }
