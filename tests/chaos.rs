@@ -14,7 +14,7 @@
 use engine_registry::Configuration;
 use std::collections::BTreeMap;
 use userstore::limits::{MAX_BATCH_SIZE, MAX_USERNAME_BYTES, MAX_USER_ID};
-use userstore::{Limit, StoreError, User};
+use userstore::{Limit, StoreError, User, UserStore};
 use userstore_e2e::{encode, every_store, new_ic, owner, stranger, Deployed, StoreCanister};
 
 /// Operations per configuration in CI.
@@ -75,95 +75,21 @@ impl Rng {
     }
 }
 
-/// The table as it must be: names unique, a batch its rows one by one on a copy, kept if
-/// every row succeeds.
-#[derive(Default, Clone)]
-struct Model {
-    rows: BTreeMap<u64, String>,
-}
+/// The table as it must be: userstore's own model (names unique, a batch its rows one by
+/// one on a copy, kept if every row succeeds).
+type Model = userstore::model::ModelStore;
 
-fn check_user(user: &User) -> Result<(), StoreError> {
-    userstore::limits::check_user(user)
-}
-
-fn taken(username: &str) -> StoreError {
-    StoreError::UsernameTaken {
-        username: username.to_string(),
-    }
-}
-
-impl Model {
-    fn taken_by_other(&self, username: &str, id: u64) -> bool {
-        self.rows
-            .iter()
-            .any(|(holder, name)| *holder != id && name == username)
-    }
-
-    fn insert_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
-        userstore::limits::check_batch(users)?;
-        let mut copy = self.clone();
-        for user in users {
-            copy.insert(user)?;
-        }
-        *self = copy;
-        Ok(users.len() as u64)
-    }
-
-    fn insert(&mut self, user: &User) -> Result<(), StoreError> {
-        check_user(user)?;
-        if self.rows.contains_key(&user.id) {
-            return Err(StoreError::DuplicateId { id: user.id });
-        }
-        if self.taken_by_other(&user.username, user.id) {
-            return Err(taken(&user.username));
-        }
-        self.rows.insert(user.id, user.username.clone());
-        Ok(())
-    }
-
-    fn update(&mut self, id: u64, username: &str) -> Result<User, StoreError> {
-        userstore::limits::check_username(username)?;
-        let previous = self.get(id)?;
-        if previous.username != username && self.taken_by_other(username, id) {
-            return Err(taken(username));
-        }
-        self.rows.insert(id, username.to_string());
-        Ok(previous)
-    }
-
-    fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
-        userstore::limits::check_batch(users)?;
-        let mut copy = self.clone();
-        for user in users {
-            copy.update(user.id, &user.username)?;
-        }
-        *self = copy;
-        Ok(users.len() as u64)
-    }
-
-    fn delete(&mut self, id: u64) -> Result<User, StoreError> {
-        self.rows
-            .remove(&id)
-            .map(|username| User::new(id, username))
-            .ok_or(StoreError::NotFound { id })
-    }
-
-    fn delete_batch(&mut self, ids: &[u64]) -> Result<u64, StoreError> {
-        userstore::limits::check_id_batch(ids)?;
-        if let Some(unknown) = ids.iter().find(|id| !self.rows.contains_key(id)) {
-            return Err(StoreError::NotFound { id: *unknown });
-        }
-        for id in ids {
-            self.rows.remove(id);
-        }
-        Ok(ids.len() as u64)
-    }
-
-    fn get(&self, id: u64) -> Result<User, StoreError> {
-        self.rows
-            .get(&id)
-            .map(|username| User::new(id, username.clone()))
-            .ok_or(StoreError::NotFound { id })
+/// Every row of `model`, page by page.
+fn model_table(model: &Model) -> BTreeMap<u64, String> {
+    let mut all = BTreeMap::new();
+    let mut after = None;
+    loop {
+        let page = model.page(after, 10_000).expect("the model pages");
+        let Some(last) = page.last() else {
+            return all;
+        };
+        after = Some(last.id);
+        all.extend(page.into_iter().map(|u| (u.id, u.username)));
     }
 }
 
@@ -281,7 +207,7 @@ fn run(subject: &Subject, seed: u64, operations: usize, replay: &str) -> Tally {
         if trace {
             eprintln!(
                 "{name} step {step}: choice {choice}, {} rows",
-                model.rows.len()
+                model.count().expect("the model counts")
             );
         }
         match choice {
@@ -290,7 +216,7 @@ fn run(subject: &Subject, seed: u64, operations: usize, replay: &str) -> Tally {
                 let reply = store.update_raw(owner(), "insert_user", encode((&user,)));
                 let got: Result<(), StoreError> =
                     decode(&reply.unwrap_or_else(|r| fail(step, r.to_string())));
-                let want = model.insert(&user);
+                let want = model.insert(user.clone());
                 if got != want {
                     fail(
                         step,
@@ -313,7 +239,7 @@ fn run(subject: &Subject, seed: u64, operations: usize, replay: &str) -> Tally {
                 let reply = store.update_raw(owner(), "update_username", encode((id, &name)));
                 let got: Result<User, StoreError> =
                     decode(&reply.unwrap_or_else(|r| fail(step, r.to_string())));
-                let want = model.update(id, &name);
+                let want = model.update_username(id, &name);
                 if got != want {
                     fail(
                         step,
@@ -362,15 +288,7 @@ fn run(subject: &Subject, seed: u64, operations: usize, replay: &str) -> Tally {
                 let (got,): (Result<Vec<User>, StoreError>,) = store
                     .query("list_users", (after, limit))
                     .expect("list_users");
-                let want = userstore::limits::check_page_size(limit).map(|()| {
-                    model
-                        .rows
-                        .iter()
-                        .filter(|(id, _)| after.is_none_or(|after| **id > after))
-                        .take(limit as usize)
-                        .map(|(id, name)| User::new(*id, name.clone()))
-                        .collect::<Vec<_>>()
-                });
+                let want = model.page(after, limit);
                 if got != want {
                     fail(
                         step,
@@ -455,13 +373,13 @@ fn run(subject: &Subject, seed: u64, operations: usize, replay: &str) -> Tally {
             }
         }
         // After every message: the count and a sample of rows.
-        if store.count_users() != model.rows.len() as u64 {
+        if store.count_users() != model.count().expect("the model counts") {
             fail(
                 step,
                 format!(
                     "count {} but the model has {}",
                     store.count_users(),
-                    model.rows.len()
+                    model.count().expect("the model counts")
                 ),
             );
         }
@@ -469,7 +387,9 @@ fn run(subject: &Subject, seed: u64, operations: usize, replay: &str) -> Tally {
         if store.get_user(sample) != model.get(sample) {
             fail(step, format!("get_user {sample} after the message"));
         }
-        if step % FULL_CHECK_EVERY == FULL_CHECK_EVERY - 1 && whole_table(store) != model.rows {
+        if step % FULL_CHECK_EVERY == FULL_CHECK_EVERY - 1
+            && whole_table(store) != model_table(&model)
+        {
             fail(step, "the whole table differs from the model".into());
         }
     }
