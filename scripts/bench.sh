@@ -56,7 +56,7 @@ edge_bench() {
   ensure_edge_host
   "$ROOT/scripts/build_edge.sh"
   "$ROOT/scripts/build_edge_peers.sh"
-  cargo build --locked -p edge-bench
+  cargo build --locked -p edge-bench -p edge-meter
   "$ROOT/target/debug/edge-bench" "$@"
 }
 

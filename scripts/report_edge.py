@@ -7,11 +7,13 @@ from pathlib import Path
 
 import yaml
 
-ONE_ROW = ["insert_one", "get", "get_missing", "update", "delete", "list_100", "count"]
+ONE_ROW = ["insert_one", "get", "get_missing", "get_by_name", "update", "delete", "list_100",
+           "count"]
 TITLES = {
     "insert_one": "insert one user (between ids)",
     "get": "get one user",
     "get_missing": "get an absent id (404)",
+    "get_by_name": "get one user by name",
     "update": "rename one user",
     "delete": "delete one user",
     "list_100": "list 100 users",
@@ -99,6 +101,25 @@ def counters(results, table):
     return lines
 
 
+def instructions(results, cold, warm):
+    """Wasm instructions per request on the metering host, fresh and reused instances."""
+    names = labels(results)
+    engines = [e["engine"] for e in results["engines"] if e["engine"] in cold]
+    lines = ["| request | " + " | ".join(names[e] for e in engines) + " |",
+             "|---" * (len(engines) + 1) + "|"]
+    for workload in TITLES:
+        if not all(workload in cold[e] and "instructions_per_request" in cold[e][workload]
+                   for e in engines):
+            continue
+        cells = []
+        for e in engines:
+            fresh = cold[e][workload]["instructions_per_request"]
+            reused = warm.get(e, {}).get(workload, {}).get("instructions_per_request")
+            cells.append(f"{fmt(fresh)} / {fmt(reused)}")
+        lines.append(f"| {TITLES[workload]} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def ratios(results, table):
     names = labels(results)
     peers = [p for p in PEERS_FOR_RATIOS if p in table]
@@ -179,6 +200,17 @@ def section(path):
         "",
     ] + counters(results, cold) + [
         "",
+        "### Wasm instructions per request: fresh instance / reused instance",
+        "",
+        "Counted by wasmtime's fuel (one per Wasm operator; none for `nop`, `drop`, `block`, "
+        "`loop`, `end`) on the metering host `edge-meter` (benches/edge-meter), which serves the "
+        "same component with the same command line as `wasmtime serve`, on the same file, after "
+        "the timed runs; a fresh instance's count includes its instantiation. They do not "
+        "depend on the machine's load. An empty request (`GET /ping`, fresh instance): "
+        f"{fmt(floor.get('empty_request_instructions'))} instructions.",
+        "",
+    ] + instructions(results, cold, warm) + [
+        "",
         "### Our best engine against redb and SQLite WAL (fresh instances)",
         "",
         "Below 1× for latency and above 1× for requests per second: ours is ahead.",
@@ -194,8 +226,11 @@ def section(path):
 
 README_START = "<!-- edge figures: written by scripts/bench.sh from edge_results.yml -->"
 README_END = "<!-- /edge figures -->"
-README_ROWS = ["insert_one", "get", "update", "delete", "list_100", "batch_between_1000",
-               "batch_appended_1000"]
+README_ROWS = ["insert_one", "get", "get_by_name", "update", "delete", "list_100",
+               "batch_between_1000", "batch_appended_1000"]
+# The README's columns: ours and the peers an edge developer would pick (SQLite's other journal
+# modes are in docs/RESULTS.md).
+README_ENGINES = ["page_tree", "btree", "redb", "sqlite_delete", "sqlite_wal"]
 
 
 def readme_table(path):
@@ -206,7 +241,8 @@ def readme_table(path):
         return []
     cold = by_mode(results, "cold")
     names = labels(results)
-    engines = [e["engine"] for e in results["engines"] if e["engine"] in cold]
+    engines = [e["engine"] for e in results["engines"]
+               if e["engine"] in cold and e["engine"] in README_ENGINES]
     lines = ["| p50 µs, " + f"{results['rows']:,} rows | "
              + " | ".join(names[e] for e in engines) + " |",
              "|---" * (len(engines) + 1) + "|"]
@@ -218,6 +254,10 @@ def readme_table(path):
     lines.append("| syncs per one-row insert | "
                  + " | ".join(f"{cold[e]['insert_one']['syncs_per_request']:g}" for e in engines)
                  + " |")
+    if all("instructions_per_request" in cold[e]["get"] for e in engines):
+        lines.append("| Wasm instructions per get (fresh instance) | "
+                     + " | ".join(fmt(cold[e]["get"]["instructions_per_request"])
+                                  for e in engines) + " |")
     return lines
 
 

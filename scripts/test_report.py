@@ -216,7 +216,7 @@ def _workload(name, p50, rps, syncs):
     return {"workload": name, "p50_us": _over(p50), "p99_us": _over(p50 * 2),
             "mean_us": _over(p50), "rps_1_client": _over(rps), "rps_n_clients": _over(rps * 2),
             "syncs_per_request": syncs, "bytes_read_per_request": 100.0,
-            "bytes_written_per_request": 200.0}
+            "bytes_written_per_request": 200.0, "instructions_per_request": p50 * 1000}
 
 
 def _edge_results():
@@ -229,10 +229,12 @@ def _edge_results():
                           {"mode": "warm", "workloads": workloads}]}
     return {"machine": {"cpu": "test cpu", "cpus": 2, "kernel": "6", "wasmtime": "wasmtime 48"},
             "rows": 1000, "requests": 10, "batch_requests": 1, "runs": 3, "clients": 8,
-            "floor": {"empty_request_us": _over(100), "bare_sync_us": _over(50)},
+            "floor": {"empty_request_us": _over(100), "bare_sync_us": _over(50),
+                      "empty_request_instructions": 12345},
             "engines": [engine("page_tree", "Page tree", False, 500.0),
                         engine("redb", "redb 4.6", True, 1000.0),
-                        engine("sqlite_wal", "SQLite WAL", True, 250.0)]}
+                        engine("sqlite_wal", "SQLite WAL", True, 250.0),
+                        engine("sqlite_off", "SQLite OFF (unsafe)", True, 200.0)]}
 
 
 class EdgeTest(unittest.TestCase):
@@ -246,8 +248,12 @@ class EdgeTest(unittest.TestCase):
 
     def test_section_shows_spread_counters_and_ratios_to_the_peers(self):
         text = "\n".join(report_edge.section(self.path))
-        self.assertIn("| get one user | 500 (499–501) | 1,000 (999–1,001) | 250 (249–251) |", text)
+        self.assertIn("| get one user | 500 (499–501) | 1,000 (999–1,001) | 250 (249–251) | "
+                      "200 (199–201) |", text)
         self.assertIn("| insert one user (between ids) | 2 / 100 / 200 |", text)
+        # Instructions: fresh / reused instance, and the empty request's.
+        self.assertIn("| get one user by name | 500,000 / 500,000 | 1,000,000 / 1,000,000 |", text)
+        self.assertIn("12,345 instructions", text)
         # Ours is twice as fast as redb and half as fast as SQLite WAL.
         self.assertIn("| get one user | Page tree 500 µs | 0.50× | 2.00× |", text)
 
@@ -255,8 +261,12 @@ class EdgeTest(unittest.TestCase):
         text = f"before\n{report_edge.README_START}\nold\n{report_edge.README_END}\nafter\n"
         written = report_edge.write_readme(self.path, text)
         self.assertNotIn("old", written)
+        # SQLite's unsafe journal modes stay in docs/RESULTS.md.
         self.assertIn("| get one user | 500 | 1,000 | 250 |", written)
+        self.assertNotIn("SQLite OFF", written)
         self.assertIn("| syncs per one-row insert | 2 | 2 | 2 |", written)
+        self.assertIn("| Wasm instructions per get (fresh instance) | 500,000 | 1,000,000 | "
+                      "250,000 |", written)
         self.assertTrue(written.startswith("before") and written.endswith("after\n"))
 
     def test_no_results_no_section(self):

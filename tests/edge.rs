@@ -103,7 +103,7 @@ impl Target {
                 .map(|(name, value)| (name.to_string(), value.to_string())),
         );
         HostConfig {
-            wasmtime: wasmtime.to_owned(),
+            program: wasmtime.to_owned(),
             component,
             data_dir: data.to_owned(),
             env,

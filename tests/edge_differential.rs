@@ -242,7 +242,7 @@ fn the_edge_answers_as_the_canister_does() {
     for (engine, canister) in [("page_tree", "page-tree"), ("btree", "btree")] {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let host = Host::start(&HostConfig {
-            wasmtime: wasmtime.clone(),
+            program: wasmtime.clone(),
             component: component.clone(),
             data_dir: dir.path().to_owned(),
             env: vec![

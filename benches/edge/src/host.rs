@@ -17,8 +17,9 @@ const START_ATTEMPTS: usize = 5;
 /// What a host runs and with what.
 #[derive(Clone, Debug)]
 pub struct HostConfig {
-    /// The `wasmtime` binary (wasmtime-cli).
-    pub wasmtime: PathBuf,
+    /// The host binary: `wasmtime` (wasmtime-cli), or the metering host `edge-meter`, which
+    /// takes the same command line.
+    pub program: PathBuf,
     /// The component (`target/edge/userstore-edge.wasm`).
     pub component: PathBuf,
     /// The host directory preopened as `/data`.
@@ -50,11 +51,28 @@ impl HostConfig {
                 .to_string()
         })
     }
+
+    /// The metering host (benches/edge-meter): `EDGE_METER_BIN`, else the workspace's
+    /// debug build, which `scripts/bench.sh` makes.
+    pub fn meter_binary() -> Result<PathBuf, String> {
+        let path = std::env::var_os("EDGE_METER_BIN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repository_root().join("target/debug/edge-meter"));
+        if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!(
+                "{} is missing: build it with cargo build -p edge-meter, or set EDGE_METER_BIN",
+                path.display()
+            ))
+        }
+    }
 }
 
 /// A running `wasmtime serve`.
 pub struct Host {
     child: Child,
+    program: PathBuf,
     address: SocketAddr,
     epoch: String,
 }
@@ -87,7 +105,7 @@ impl Host {
                 .map(|since| since.as_nanos())
                 .unwrap_or_default()
         );
-        let mut command = Command::new(&config.wasmtime);
+        let mut command = Command::new(&config.program);
         command
             .arg("serve")
             .args(["-S", "cli"])
@@ -109,12 +127,13 @@ impl Host {
         let mut child = command.spawn().map_err(|error| {
             io::Error::new(
                 error.kind(),
-                format!("starting {}: {error}", config.wasmtime.display()),
+                format!("starting {}: {error}", config.program.display()),
             )
         })?;
         let listening = forward_stderr(&mut child);
         let mut host = Host {
             child,
+            program: config.program.clone(),
             address,
             epoch,
         };
@@ -151,7 +170,10 @@ impl Host {
             if let Some(status) = self.child.try_wait()? {
                 return Err(io::Error::new(
                     io::ErrorKind::AddrInUse,
-                    format!("wasmtime serve exited before listening: {status}"),
+                    format!(
+                        "the host ({}) exited before listening: {status}",
+                        self.program.display()
+                    ),
                 ));
             }
             if listening.try_recv().is_ok()

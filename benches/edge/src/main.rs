@@ -2,8 +2,9 @@
 //! per engine, on an aged table, with a fresh instance per request (cold) and with instances
 //! reused (warm): latency percentiles and requests per second with 1 and with several
 //! clients, as medians over repeated runs with their spread, beside figures that do not
-//! depend on the machine's load (syncs, bytes read and written per request, bytes on disk
-//! per row). Wall-clock figures are compared within one run only.
+//! depend on the machine's load (the Wasm instructions a request executes, counted on the
+//! metering host `edge-meter` in the same mode; syncs, bytes read and written per request,
+//! bytes on disk per row). Wall-clock figures are compared within one run only.
 //!
 //! Usage: edge-bench [--rows N] [--requests R] [--batch-requests B] [--runs K]
 //!                   [--clients C] [--engines KEY,KEY] [--out FILE]
@@ -38,6 +39,9 @@ const MODES: [(&str, &[&str]); 2] = [
     ("warm", &["--max-instance-reuse-count", "1000000"]),
 ];
 
+/// The metering host's count of a request's Wasm instructions (benches/edge-meter).
+const METER_HEADER: &str = "x-wasm-instructions";
+
 /// The seed of the aged table's order and of every request drawn from it.
 const SEED: u64 = 0xED9E_2026_1126;
 
@@ -61,6 +65,7 @@ fn main() {
 fn run() -> Result<(), String> {
     let options = parse_options()?;
     let wasmtime = HostConfig::wasmtime_binary()?;
+    let meter = HostConfig::meter_binary()?;
     let engines = selected_engines(&options.engines)?;
     let work = repository_root().join("target/edge-bench");
     let mut results = Results {
@@ -91,7 +96,7 @@ fn run() -> Result<(), String> {
             .collect();
         env.push(("USERSTORE_WRITE_TOKEN".into(), TOKEN.into()));
         let config = |serve_args: Vec<String>| HostConfig {
-            wasmtime: wasmtime.clone(),
+            program: wasmtime.clone(),
             component: component.clone(),
             data_dir: data_dir.clone(),
             env: env.clone(),
@@ -113,12 +118,23 @@ fn run() -> Result<(), String> {
         // twice in a table's life.
         let mut next_index = BTreeMap::new();
         for (mode, serve_args) in MODES {
-            let serve_args = serve_args.iter().map(|arg| arg.to_string()).collect();
-            let host = Host::start(&config(serve_args)).map_err(|e| e.to_string())?;
+            let serve_args: Vec<String> = serve_args.iter().map(|arg| arg.to_string()).collect();
+            let host = Host::start(&config(serve_args.clone())).map_err(|e| e.to_string())?;
             if results.floor.empty_request_us.median == 0.0 {
                 results.floor = measure_floor(&host, &data_dir, &options)?;
             }
-            let workloads = measure_mode(&host, &plan, &options, &mut next_index)?;
+            let mut workloads = measure_mode(&host, &plan, &options, &mut next_index)?;
+            drop(host);
+            // The same mode on the metering host, on the same file: instructions per request.
+            let metering = HostConfig {
+                program: meter.clone(),
+                ..config(serve_args)
+            };
+            let host = Host::start(&metering).map_err(|e| e.to_string())?;
+            if results.floor.empty_request_instructions == 0 {
+                results.floor.empty_request_instructions = ping_instructions(&host)?;
+            }
+            count_instructions(&host, &plan, &options, &mut next_index, &mut workloads)?;
             modes.push(ModeResult {
                 mode: mode.to_string(),
                 workloads,
@@ -170,8 +186,9 @@ fn parse_options() -> Result<Options, String> {
     if options.requests == 0 || options.runs == 0 {
         return Err("need --requests >= 1 and --runs >= 1".into());
     }
-    // Requests per workload in a table's life: two modes, each run sequential and concurrent.
-    let drawn = |requests: u64| requests * options.runs * 2 * MODES.len() as u64;
+    // Requests per workload in a table's life: two modes, each run sequential and concurrent,
+    // then once more on the metering host.
+    let drawn = |requests: u64| requests * (options.runs * 2 + 1) * MODES.len() as u64;
     if drawn(options.requests) > options.rows / 2
         || drawn(options.batch_requests) > options.rows / workloads::BATCH_ROWS
     {
@@ -287,6 +304,7 @@ fn measure_mode(
             syncs_per_request: per_request(counters.syncs),
             bytes_read_per_request: per_request(counters.bytes_read).round(),
             bytes_written_per_request: per_request(counters.bytes_written).round(),
+            instructions_per_request: 0.0,
         });
         eprintln!(
             "  {}: p50 {:.0} µs",
@@ -295,6 +313,53 @@ fn measure_mode(
         );
     }
     Ok(results)
+}
+
+/// Every workload once more, sequentially, on the metering host (`edge-meter`): each
+/// workload's mean Wasm instructions per request, from the `x-wasm-instructions` header.
+fn count_instructions(
+    meter: &Host,
+    plan: &Plan,
+    options: &Options,
+    next_index: &mut BTreeMap<&'static str, u64>,
+    results: &mut [WorkloadResult],
+) -> Result<(), String> {
+    let mut client = Client::new(meter.address(), Some(TOKEN));
+    for (workload, result) in Workload::ALL.into_iter().zip(results.iter_mut()) {
+        let requests = if workload.is_batch() {
+            options.batch_requests
+        } else {
+            options.requests
+        };
+        let next_index = next_index.entry(workload.name()).or_default();
+        let mut instructions = 0;
+        for i in 0..requests {
+            let request = plan.request(workload, *next_index + i);
+            let response = send_checked(&mut client, &request, workload.expected_status())?;
+            instructions += metered(&response, &request.path)?;
+        }
+        *next_index += requests;
+        result.instructions_per_request = (instructions as f64 / requests as f64).round();
+    }
+    Ok(())
+}
+
+/// The instructions of `GET /ping` on the metering host: the component's own floor.
+fn ping_instructions(meter: &Host) -> Result<u64, String> {
+    let mut client = Client::new(meter.address(), None);
+    let response = client
+        .get("/ping")
+        .map_err(|error| format!("GET /ping: {error}"))?;
+    metered(&response, "/ping")
+}
+
+/// The count the metering host put on a response; a response without one is an error (the
+/// benchmark must not report a count of zero it did not measure).
+fn metered(response: &edge_bench::client::Response, path: &str) -> Result<u64, String> {
+    response
+        .header(METER_HEADER)
+        .and_then(|value| value.trim().parse().ok())
+        .ok_or_else(|| format!("{path}: the metering host gave no {METER_HEADER}"))
 }
 
 #[derive(Default, Clone, Copy)]
@@ -378,6 +443,8 @@ fn measure_floor(host: &Host, data_dir: &Path, options: &Options) -> Result<Floo
     Ok(Floor {
         empty_request_us: OverRuns::of(&empty),
         bare_sync_us: OverRuns::of(&sync),
+        // Counted on the metering host, after the timed runs.
+        empty_request_instructions: 0,
     })
 }
 

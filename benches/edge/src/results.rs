@@ -73,6 +73,8 @@ pub struct Floor {
     pub empty_request_us: OverRuns,
     /// p50 of one 4 KiB write and `fdatasync` in the data directory, natively (µs).
     pub bare_sync_us: OverRuns,
+    /// Wasm instructions of `GET /ping` on a fresh instance (the metering host).
+    pub empty_request_instructions: u64,
 }
 
 /// One engine.
@@ -123,6 +125,10 @@ pub struct WorkloadResult {
     pub bytes_read_per_request: f64,
     /// Bytes the component wrote per request (journal and file).
     pub bytes_written_per_request: f64,
+    /// Wasm instructions per request, the mean over one run's requests on the metering host
+    /// (`edge-meter`, wasmtime's fuel) in the same mode: a fresh instance's include its
+    /// instantiation.
+    pub instructions_per_request: f64,
 }
 
 impl Results {
@@ -141,13 +147,16 @@ impl Results {
         let mut text = String::new();
         let _ = writeln!(
             text,
-            "\nedge, {} rows (aged), cold instances: p50 µs | rps with {} clients | syncs/request",
+            "\nedge, {} rows (aged), cold instances: p50 µs | rps with {} clients | syncs/request \
+             | Wasm instructions/request",
             self.rows, self.clients
         );
         let _ = writeln!(
             text,
-            "floor: empty request p50 {} µs, bare sync p50 {} µs",
-            self.floor.empty_request_us.median, self.floor.bare_sync_us.median
+            "floor: empty request p50 {} µs ({} Wasm instructions), bare sync p50 {} µs",
+            self.floor.empty_request_us.median,
+            self.floor.empty_request_instructions,
+            self.floor.bare_sync_us.median
         );
         for engine in &self.engines {
             let _ = writeln!(text, "{}:", engine.engine);
@@ -155,11 +164,12 @@ impl Results {
                 for workload in &mode.workloads {
                     let _ = writeln!(
                         text,
-                        "  {:<22} {:>10} | {:>8} | {}",
+                        "  {:<22} {:>10} | {:>8} | {} | {}",
                         workload.workload,
                         workload.p50_us.median,
                         workload.rps_n_clients.median,
-                        workload.syncs_per_request
+                        workload.syncs_per_request,
+                        workload.instructions_per_request
                     );
                 }
             }

@@ -20,6 +20,8 @@ pub enum Workload {
     Get,
     /// `get_user` of an id that is not in the table (404).
     GetMissing,
+    /// `get_user_by_name` of an existing user's name (the unique-name index).
+    GetByName,
     /// `update_username` of an existing id.
     Update,
     /// `delete_user` of an existing id.
@@ -39,10 +41,11 @@ pub enum Workload {
 impl Workload {
     /// Every workload, in the order they run (deletes last among the one-row calls, so the
     /// ids the others read are still there).
-    pub const ALL: [Workload; 10] = [
+    pub const ALL: [Workload; 11] = [
         Self::InsertOne,
         Self::Get,
         Self::GetMissing,
+        Self::GetByName,
         Self::Update,
         Self::List100,
         Self::Count,
@@ -58,6 +61,7 @@ impl Workload {
             Self::InsertOne => "insert_one",
             Self::Get => "get",
             Self::GetMissing => "get_missing",
+            Self::GetByName => "get_by_name",
             Self::Update => "update",
             Self::Delete => "delete",
             Self::List100 => "list_100",
@@ -155,6 +159,12 @@ impl Plan {
             }
             Workload::Get => Request::get(format!("/get_user?id={}", kept(index))),
             Workload::GetMissing => Request::get(format!("/get_user?id={}", fresh(index) + 9)),
+            // The fill's names are URL-safe (letters, digits and '-'), so the query needs no
+            // encoding.
+            Workload::GetByName => Request::get(format!(
+                "/get_user_by_name?username={}",
+                preloaded_user(kept(index)).username
+            )),
             Workload::Update => Request::post(
                 "/update_username",
                 json!({"id": kept(index), "username": format!("renamed-{index:0>92}")}),
