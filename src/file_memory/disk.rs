@@ -11,6 +11,15 @@ pub trait DiskFile {
     /// Fills `buf` from `offset`. Bytes past the end of the file read as zeros.
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
 
+    /// `length` bytes from `offset` in a buffer of their own (zeros past the end of the file).
+    /// A file that can read into a fresh buffer without zeroing it first overrides this
+    /// ([`super::wasi_file::WasiFile`] on `wasm32-wasip2`).
+    fn read_owned(&self, offset: u64, length: usize) -> io::Result<Box<[u8]>> {
+        let mut data = vec![0; length].into_boxed_slice();
+        self.read_at(offset, &mut data)?;
+        Ok(data)
+    }
+
     /// Writes `data` at `offset`, extending the file if needed. Not durable until
     /// [`DiskFile::sync`].
     fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()>;

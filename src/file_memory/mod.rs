@@ -34,17 +34,23 @@
 
 mod disk;
 mod journal;
+#[cfg(any(test, all(target_os = "wasi", target_env = "p2")))]
+mod preopen;
 pub mod sim;
 #[cfg(test)]
 mod tests;
 
 pub use disk::{DiskFile, StdFile};
+#[cfg(all(target_os = "wasi", target_env = "p2"))]
+mod wasi_file;
+#[cfg(all(target_os = "wasi", target_env = "p2"))]
+pub use wasi_file::WasiFile;
 
 use crate::error::StoreError;
 use ic_stable_structures::Memory;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -120,12 +126,7 @@ impl FileMemory {
     /// A complete journal left by an interrupted commit is applied first, a torn one
     /// discarded. The caller must hold exclusive access (the module's docs).
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let data = open_file(path)?;
-        let journal = open_file(&journal_path(path))?;
-        let memory = Self::with_files(
-            Box::new(StdFile::new(data)),
-            Box::new(StdFile::new(journal)),
-        )?;
+        let memory = Self::with_files(open_file(path)?, open_file(&journal_path(path))?)?;
         // A memory with nothing committed may have just created its files: their names are
         // made durable at its first commit.
         {
@@ -435,10 +436,10 @@ impl State {
             }
             let start = unit * READ_UNIT_BYTES;
             let length = (self.committed_bytes - start).min(READ_UNIT_BYTES) as usize;
-            let mut data = vec![0; length].into_boxed_slice();
-            if let Err(error) = self.data.read_at(start, &mut data) {
-                panic!("reading {length} bytes at {start} of a file memory: {error}");
-            }
+            let data = match self.data.read_owned(start, length) {
+                Ok(data) => data,
+                Err(error) => panic!("reading {length} bytes at {start} of a file memory: {error}"),
+            };
             self.io.reads += 1;
             self.io.bytes_read += length as u64;
             self.clean.insert(unit, data);
@@ -484,14 +485,29 @@ fn journal_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-fn open_file(path: &Path) -> Result<File, StoreError> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(|error| StoreError::storage(&format!("opening {}", path.display()), error))
+/// The file at `path`, opened for reading and writing and created if missing: through
+/// `wasi:filesystem` itself in a `wasm32-wasip2` component ([`WasiFile`]), through `std::fs`
+/// elsewhere.
+fn open_file(path: &Path) -> Result<Box<dyn DiskFile>, StoreError> {
+    let opening =
+        |error: std::io::Error| StoreError::storage(&format!("opening {}", path.display()), error);
+    #[cfg(all(target_os = "wasi", target_env = "p2"))]
+    {
+        WasiFile::open(path)
+            .map(|file| Box::new(file) as Box<dyn DiskFile>)
+            .map_err(opening)
+    }
+    #[cfg(not(all(target_os = "wasi", target_env = "p2")))]
+    {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map(|file| Box::new(StdFile::new(file)) as Box<dyn DiskFile>)
+            .map_err(opening)
+    }
 }
 
 /// Makes a new file's name durable: its directory entry is data of the directory, which a
