@@ -4,16 +4,20 @@
 //! in the `x-wasm-instructions` header: the figure that does not depend on the machine's load,
 //! which `wasmtime serve` does not report (its `-W fuel=N` only traps when the fuel runs out).
 //!
-//! The count is wasmtime's fuel: one unit per Wasm operator, none for `nop`, `drop`, `block`,
-//! `loop` and `end`, whose cost is in the operators around them (wasmtime's
-//! `Store::set_fuel`). A fresh instance per request (the default, as `wasmtime serve`'s)
+//! The count is wasmtime's fuel with a cost table that makes it an operator count
+//! ([`instruction_costs`]): one per Wasm operator executed, none for the structural ones
+//! (`nop`, `drop`, `block`, `loop`, `else`, `end`, `return`, `unreachable`: wasmtime's own
+//! flat costs), and one for a bulk-memory or table operation whatever its length (wasmtime's
+//! default fuel adds one per byte that `memory.copy` or `memory.fill` moves, which would make
+//! the count mostly bytes). A fresh instance per request (the default, as `wasmtime serve`'s)
 //! counts the instantiation too: what a request pays on a host that reuses nothing. With
 //! `--max-instance-reuse-count N` one instance serves up to N requests, one at a time, and
 //! each request counts only its own call.
 //!
 //! The response is held until the component's handler has returned, so that the count is the
-//! whole request's; the body is then sent in one piece. This host is for counting, not for
-//! timing: latencies are measured on `wasmtime serve` itself.
+//! whole request's; the body is then sent in one piece. A handler that runs past
+//! [`CALL_DEADLINE`] is interrupted and answered with a 500, and its instance dropped. This
+//! host is for counting, not for timing: latencies are measured on `wasmtime serve` itself.
 //!
 //! Usage: edge-meter serve [-S cli] [--dir HOST::GUEST]... [--addr IP:PORT]
 //!                         [--env NAME=VALUE]... [--max-instance-reuse-count N] COMPONENT
@@ -29,10 +33,11 @@ use options::Options;
 use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::Mutex;
 use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime::{Config, Engine, Store};
+use wasmtime::{Config, Engine, OperatorCost, Store, VariableOperatorCost};
 use wasmtime_wasi::{Deterministic, FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
@@ -49,7 +54,17 @@ const INSTRUCTIONS_HEADER: &str = "x-wasm-instructions";
 const FUEL: u64 = 1 << 62;
 
 /// How long after its handler returns a response may take to arrive.
-const RESPONSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a handler may run before it is interrupted (the largest batch takes well under a
+/// second on this host).
+const CALL_DEADLINE: Duration = Duration::from_secs(120);
+
+/// The period of the engine's epoch, the clock of [`CALL_DEADLINE`].
+const EPOCH_TICK: Duration = Duration::from_millis(100);
+
+/// [`CALL_DEADLINE`] in epoch ticks.
+const CALL_DEADLINE_TICKS: u64 = (CALL_DEADLINE.as_millis() / EPOCH_TICK.as_millis()) as u64;
 
 /// The bytes the deterministic random sources repeat.
 const RANDOM_BYTES: [u8; 8] = [0x9e, 0x37, 0x79, 0xb9, 0x7f, 0x4a, 0x7c, 0x15];
@@ -77,6 +92,31 @@ fn main() {
         eprintln!("edge-meter: {error:#}");
         std::process::exit(1);
     }
+}
+
+/// Fuel costs that count Wasm operators: wasmtime's flat costs, and no charge by length for
+/// the operators that move memory or table elements.
+fn instruction_costs() -> OperatorCost {
+    let mut costs = OperatorCost::new();
+    costs.variable = VariableOperatorCost {
+        memory_copy_per_byte: 0,
+        memory_fill_per_byte: 0,
+        memory_init_per_byte: 0,
+        memory_grow_per_page: 0,
+        table_copy_per_element: 0,
+        table_fill_per_element: 0,
+        table_init_per_element: 0,
+        table_grow_per_element: 0,
+        array_copy_per_element: 0,
+        array_fill_per_element: 0,
+        array_new_data_per_element: 0,
+        array_init_data_per_element: 0,
+        array_new_elem_per_element: 0,
+        array_init_elem_per_element: 0,
+        array_new_default_per_element: 0,
+        array_new_per_element: 0,
+    };
+    costs
 }
 
 /// A store's data: WASI with the preopened directories and environment, and wasi-http.
@@ -145,7 +185,15 @@ struct Reused {
 async fn serve(options: Options) -> wasmtime::Result<()> {
     let mut config = Config::new();
     config.consume_fuel(true);
+    config.operator_cost(instruction_costs());
+    config.epoch_interruption(true);
     let engine = Engine::new(&config)?;
+    // The deadline's clock: the engine's epoch, advanced by a thread of its own.
+    let ticking = engine.clone();
+    std::thread::spawn(move || loop {
+        std::thread::sleep(EPOCH_TICK);
+        ticking.increment_epoch();
+    });
     let component = Component::from_file(&engine, &options.component)?;
     let mut linker = Linker::new(&engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
@@ -211,6 +259,8 @@ impl Server {
             }
         };
         let fuel_before = if served == 0 { FUEL } else { store.get_fuel()? };
+        // Each call gets its own deadline.
+        store.set_epoch_deadline(CALL_DEADLINE_TICKS);
         let (sender, receiver) = tokio::sync::oneshot::channel();
         let incoming = store
             .data_mut()
@@ -230,16 +280,30 @@ impl Server {
                 let body = body.collect().await?.to_bytes();
                 wasmtime::Result::<_>::Ok((parts, body))
             };
-            // The handler and the reading of its body run together: a body larger than the
-            // host's buffer waits for its reader. A handler that returns without setting its
-            // response leaves nothing to wait for.
-            let (called, response) = tokio::join!(call, async {
-                tokio::time::timeout(RESPONSE_TIMEOUT, response).await
-            });
+            // The handler and the reading of its body run together (a body larger than the
+            // host's buffer waits for its reader); once the handler has returned, its response
+            // has a short while to arrive, and a handler that set none leaves nothing to wait
+            // for.
+            tokio::pin!(call);
+            tokio::pin!(response);
+            let mut early = None;
+            let called = loop {
+                tokio::select! {
+                    called = &mut call => break called,
+                    done = &mut response, if early.is_none() => early = Some(done),
+                }
+            };
             called?;
-            response.map_err(|_| {
-                wasmtime::format_err!("no response within {RESPONSE_TIMEOUT:?} of the request")
-            })??
+            match early {
+                Some(done) => done?,
+                None => tokio::time::timeout(RESPONSE_TIMEOUT, response)
+                    .await
+                    .map_err(|_| {
+                        wasmtime::format_err!(
+                            "no response within {RESPONSE_TIMEOUT:?} of the handler's return"
+                        )
+                    })??,
+            }
         };
         let instructions = fuel_before - store.get_fuel()?;
         if served + 1 < self.options.max_instance_reuse_count {
@@ -280,6 +344,81 @@ impl Server {
         };
         let mut store = Store::new(self.pre.engine(), host);
         store.set_fuel(FUEL)?;
+        // The instantiation's deadline; each call sets its own.
+        store.epoch_deadline_trap();
+        store.set_epoch_deadline(CALL_DEADLINE_TICKS);
         Ok(store)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_encoder::{
+        CodeSection, ExportKind, ExportSection, Function, FunctionSection, Instruction,
+        MemorySection, MemoryType, Module, TypeSection, ValType,
+    };
+
+    /// A module whose export `fill(n)` fills `n` bytes of its memory with one `memory.fill`.
+    fn filler() -> Vec<u8> {
+        let mut module = Module::new();
+        let mut types = TypeSection::new();
+        types.ty().function([ValType::I32], []);
+        module.section(&types);
+        let mut functions = FunctionSection::new();
+        functions.function(0);
+        module.section(&functions);
+        let mut memories = MemorySection::new();
+        memories.memory(MemoryType {
+            minimum: 1,
+            maximum: None,
+            memory64: false,
+            shared: false,
+            page_size_log2: None,
+        });
+        module.section(&memories);
+        let mut exports = ExportSection::new();
+        exports.export("fill", ExportKind::Func, 0);
+        module.section(&exports);
+        let mut code = CodeSection::new();
+        let mut body = Function::new([]);
+        body.instruction(&Instruction::I32Const(0))
+            .instruction(&Instruction::I32Const(0))
+            .instruction(&Instruction::LocalGet(0))
+            .instruction(&Instruction::MemoryFill(0))
+            .instruction(&Instruction::End);
+        code.function(&body);
+        module.section(&code);
+        module.finish()
+    }
+
+    /// The fuel `fill(bytes)` consumes under `costs`.
+    fn fuel_of_fill(costs: OperatorCost, bytes: i32) -> u64 {
+        let mut config = Config::new();
+        config.consume_fuel(true);
+        config.operator_cost(costs);
+        let engine = Engine::new(&config).expect("an engine");
+        let module = wasmtime::Module::new(&engine, filler()).expect("the module compiles");
+        let mut store = Store::new(&engine, ());
+        store.set_fuel(FUEL).expect("fuel");
+        let instance = wasmtime::Instance::new(&mut store, &module, &[]).expect("it instantiates");
+        let fill = instance
+            .get_typed_func::<i32, ()>(&mut store, "fill")
+            .expect("fill");
+        let before = store.get_fuel().expect("fuel");
+        fill.call(&mut store, bytes).expect("fill runs");
+        before - store.get_fuel().expect("fuel")
+    }
+
+    #[test]
+    fn the_count_is_of_operators_not_of_the_bytes_they_move() {
+        let short = fuel_of_fill(instruction_costs(), 16);
+        let long = fuel_of_fill(instruction_costs(), 60_000);
+        assert_eq!(short, long);
+        // A handful of operators, not sixteen bytes.
+        assert!(short < 16, "{short}");
+        // wasmtime's default table charges the bytes too: what this cost table removes.
+        let default_long = fuel_of_fill(OperatorCost::new(), 60_000);
+        assert!(default_long >= 60_000, "{default_long}");
     }
 }
