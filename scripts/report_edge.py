@@ -202,11 +202,13 @@ def section(path):
         "",
         "### Wasm instructions per request: fresh instance / reused instance",
         "",
-        "Counted by wasmtime's fuel (one per Wasm operator; none for `nop`, `drop`, `block`, "
-        "`loop`, `end`) on the metering host `edge-meter` (benches/edge-meter), which serves the "
-        "same component with the same command line as `wasmtime serve`, on the same file, after "
-        "the timed runs; a fresh instance's count includes its instantiation. They do not "
-        "depend on the machine's load. An empty request (`GET /ping`, fresh instance): "
+        "Wasm operators executed, counted by wasmtime's fuel on the metering host `edge-meter` "
+        "(benches/edge-meter), which serves the same component with the same command line as "
+        "`wasmtime serve`, on the same file, after the timed runs: one per operator, none for "
+        "the structural ones (`block`, `loop`, `end`, ...), one for a `memory.copy` or "
+        "`memory.fill` whatever its length (bytes moved are not in the count). A fresh "
+        "instance's count includes its instantiation. They do not depend on the machine's "
+        "load. An empty request (`GET /ping`, fresh instance): "
         f"{fmt(floor.get('empty_request_instructions'))} instructions.",
         "",
     ] + instructions(results, cold, warm) + [

@@ -1,5 +1,6 @@
 //! The real edge host: `wasmtime serve` running the component with a data directory
-//! preopened as `/data`, started on a free loopback port and killed when dropped.
+//! preopened as `/data`, started on a free loopback port and killed when dropped; or, with the
+//! same command line, the metering host `edge-meter` (benches/edge-meter).
 
 use std::io::{self, BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -69,7 +70,7 @@ impl HostConfig {
     }
 }
 
-/// A running `wasmtime serve`.
+/// A running host (`wasmtime serve`, or `edge-meter serve`).
 pub struct Host {
     child: Child,
     program: PathBuf,
@@ -184,7 +185,7 @@ impl Host {
             if started.elapsed() > START_TIMEOUT {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
-                    "wasmtime serve did not listen in time",
+                    "the host did not listen in time",
                 ));
             }
             std::thread::sleep(Duration::from_millis(20));

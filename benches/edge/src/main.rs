@@ -131,8 +131,11 @@ fn run() -> Result<(), String> {
                 ..config(serve_args)
             };
             let host = Host::start(&metering).map_err(|e| e.to_string())?;
+            // The first request starts an instance: the floor's on a fresh one; with instances
+            // reused, an uncounted one, so that every counted request finds its instance.
+            let ping = ping_instructions(&host)?;
             if results.floor.empty_request_instructions == 0 {
-                results.floor.empty_request_instructions = ping_instructions(&host)?;
+                results.floor.empty_request_instructions = ping;
             }
             count_instructions(&host, &plan, &options, &mut next_index, &mut workloads)?;
             modes.push(ModeResult {

@@ -3,7 +3,10 @@
 //!
 //! Ids never collide between requests: each workload draws from its own free digit (ids
 //! ending in 5, 3, 7 are inserted "between", ids ending in 9 are never present) and from
-//! its own slice of a shuffled list of positions, fresh for every run and phase.
+//! its own slice of a shuffled list of positions, fresh for every run and phase. The reads and
+//! the renames share the kept half of the table: the `index`th get by name and the `index`th
+//! rename are of the same user, so [`Workload::ALL`] runs the gets by name before the renames
+//! (a name asked for is still the fill's).
 
 use serde_json::{json, Value};
 use userstore_benches::tables::{preloaded_user, ID_STEP};
@@ -40,7 +43,8 @@ pub enum Workload {
 
 impl Workload {
     /// Every workload, in the order they run (deletes last among the one-row calls, so the
-    /// ids the others read are still there).
+    /// ids the others read are still there; gets by name before renames, so the names they
+    /// ask for are still there).
     pub const ALL: [Workload; 11] = [
         Self::InsertOne,
         Self::Get,
