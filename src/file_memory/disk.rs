@@ -13,7 +13,7 @@ pub trait DiskFile {
 
     /// `length` bytes from `offset` in a buffer of their own (zeros past the end of the file).
     /// A file that can read into a fresh buffer without zeroing it first overrides this
-    /// ([`super::wasi_file::WasiFile`] on `wasm32-wasip2`).
+    /// (`WasiFile`, on `wasm32-wasip2`).
     fn read_owned(&self, offset: u64, length: usize) -> io::Result<Box<[u8]>> {
         let mut data = vec![0; length].into_boxed_slice();
         self.read_at(offset, &mut data)?;

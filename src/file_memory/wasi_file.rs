@@ -1,13 +1,12 @@
 //! [`WasiFile`]: a [`DiskFile`] on `wasi:filesystem` itself, for `wasm32-wasip2` components.
 //!
-//! Rust's `std::fs` on WASI goes through wasi-libc, which reads a `wasi:filesystem`
-//! `descriptor.read` result into a buffer the caller has zeroed, one byte copy and one zeroing
-//! in the guest's own instructions per byte read, and positions each read with a seek. A
-//! [`FileMemory`](super::FileMemory) reads whole 64 KiB units, so on a fresh instance per
-//! request those copies were most of a one-row request's Wasm instructions (the edge
-//! benchmark's `instructions_per_request`, counted by `edge-meter`). Here a read is one
-//! `descriptor.read(length, offset)` whose list the host writes straight into the buffer the
-//! unit keeps ([`DiskFile::read_owned`]), and a write hands the host the bytes in place.
+//! Rust's `std::fs` on WASI goes through wasi-libc, which positions each read with a seek and
+//! copies the list a `wasi:filesystem` `descriptor.read` returns into a buffer the caller has
+//! zeroed: for every unit a [`FileMemory`](super::FileMemory) reads, its whole length zeroed
+//! and copied once more inside the guest (docs/edge.md, "What a request executes"). Here a
+//! read is `descriptor.read(length, offset)` (the host returns at most its own read size per
+//! call; the loop asks again), whose list the host writes straight into the buffer the unit
+//! keeps ([`DiskFile::read_owned`]), and a write hands the host the bytes in place.
 
 use super::disk::DiskFile;
 use super::preopen::relative_to;
@@ -41,12 +40,13 @@ impl WasiFile {
             })?;
         let descriptor = directory
             .open_at(
-                PathFlags::empty(),
+                // As `std::fs` opens: a symbolic link to the data file is followed.
+                PathFlags::SYMLINK_FOLLOW,
                 relative,
                 OpenFlags::CREATE,
                 DescriptorFlags::READ | DescriptorFlags::WRITE,
             )
-            .map_err(|code| error(code, "opening", path))?;
+            .map_err(|code| error(code, None))?;
         Ok(Self { descriptor })
     }
 }
@@ -64,7 +64,7 @@ impl DiskFile for WasiFile {
             let (chunk, end_of_file) = self
                 .descriptor
                 .read((length - data.len()) as u64, offset + data.len() as u64)
-                .map_err(|code| error(code, "reading", "the file"))?;
+                .map_err(|code| error(code, Some("reading the file")))?;
             let got = chunk.len();
             if data.is_empty() {
                 // Usually the whole request in one read: the host's list is kept as it is.
@@ -87,7 +87,7 @@ impl DiskFile for WasiFile {
             let count = self
                 .descriptor
                 .write(&data[written..], offset + written as u64)
-                .map_err(|code| error(code, "writing", "the file"))?;
+                .map_err(|code| error(code, Some("writing the file")))?;
             if count == 0 {
                 return Err(io::Error::new(
                     io::ErrorKind::WriteZero,
@@ -103,31 +103,41 @@ impl DiskFile for WasiFile {
         self.descriptor
             .stat()
             .map(|stat| stat.size)
-            .map_err(|code| error(code, "reading the length of", "the file"))
+            .map_err(|code| error(code, Some("reading the file's length")))
     }
 
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.descriptor
             .set_size(len)
-            .map_err(|code| error(code, "sizing", "the file"))
+            .map_err(|code| error(code, Some("sizing the file")))
     }
 
     fn sync(&self) -> io::Result<()> {
         self.descriptor
             .sync_data()
-            .map_err(|code| error(code, "syncing", "the file"))
+            .map_err(|code| error(code, Some("syncing the file")))
     }
 }
 
-fn error(code: ErrorCode, doing: &str, what: &str) -> io::Error {
+/// `code` as an [`io::Error`] of the nearest kind, with what was being done (the caller of an
+/// open adds its own context).
+fn error(code: ErrorCode, doing: Option<&str>) -> io::Error {
     let kind = match code {
         ErrorCode::NoEntry => io::ErrorKind::NotFound,
-        ErrorCode::Access | ErrorCode::NotPermitted | ErrorCode::ReadOnly => {
-            io::ErrorKind::PermissionDenied
-        }
+        ErrorCode::Exist => io::ErrorKind::AlreadyExists,
+        ErrorCode::Access | ErrorCode::NotPermitted => io::ErrorKind::PermissionDenied,
+        ErrorCode::ReadOnly => io::ErrorKind::ReadOnlyFilesystem,
+        ErrorCode::IsDirectory => io::ErrorKind::IsADirectory,
+        ErrorCode::NotDirectory => io::ErrorKind::NotADirectory,
+        ErrorCode::Invalid => io::ErrorKind::InvalidInput,
+        ErrorCode::Interrupted => io::ErrorKind::Interrupted,
         ErrorCode::Unsupported => io::ErrorKind::Unsupported,
         ErrorCode::InsufficientSpace => io::ErrorKind::StorageFull,
+        ErrorCode::Quota => io::ErrorKind::QuotaExceeded,
         _ => io::ErrorKind::Other,
     };
-    io::Error::new(kind, format!("{doing} {what}: {code:?}"))
+    match doing {
+        Some(doing) => io::Error::new(kind, format!("{doing}: {code}")),
+        None => io::Error::new(kind, code.to_string()),
+    }
 }
