@@ -14,8 +14,17 @@
 #                                    the edge benchmark included (below)
 #        scripts/bench.sh --edge     only the edge benchmark: every [[edge]] configuration of
 #                                    canisters/engines.toml on the real `wasmtime serve`, on
-#                                    1,000,000-row aged tables (benches/edge; about 20 minutes
-#                                    on 2 cores), into edge_results.yml and docs/RESULTS.md
+#                                    1,000,000-row aged tables, then each one's Wasm
+#                                    instructions per request on the metering host
+#                                    (benches/edge, benches/edge-meter; on 2 cores about 5
+#                                    minutes for each of our engines and redb and 12 for each
+#                                    SQLite configuration), into edge_results.yml and
+#                                    docs/RESULTS.md
+#        scripts/bench.sh --edge-counts
+#                                    only the Wasm instructions per request of the edge
+#                                    configurations, on tables filled for them
+#                                    (edge-bench --instructions-only, edge_instructions.yml;
+#                                    the report takes them when edge_results.yml has none)
 #        scripts/bench.sh --sizes [ROWS]
 #                                    only the size sweep (bench-calls --sizes): one
 #                                    configuration of every engine and the peer on tables
@@ -40,6 +49,8 @@ ensure_python_yaml
 cd "$ROOT"
 
 mode=persist
+# The edge benchmark's arguments: the timed run with its counts, by default.
+edge_args=(--out "$ROOT/edge_results.yml")
 # The largest table of the size sweep: the full run measures the sizes up to it again (the
 # results file keeps the larger ones measured by `--sizes ROWS`).
 sizes_up_to=100000
@@ -47,8 +58,11 @@ case "${1:-}" in
   "") ;;
   --check) mode=check ;;
   --edge) mode=edge ;;
+  --edge-counts) mode=edge; edge_args=(--instructions-only --requests 50 --batch-requests 3
+                                       --out "$ROOT/edge_instructions.yml") ;;
   --sizes) mode=sizes; sizes_up_to=${2:-1000000} ;;
-  *) echo "usage: scripts/bench.sh [--check | --edge | --sizes [ROWS]]" >&2; exit 2 ;;
+  *) echo "usage: scripts/bench.sh [--check | --edge | --edge-counts | --sizes [ROWS]]" >&2
+     exit 2 ;;
 esac
 
 # edge_bench ARGS...: builds the edge components and the benchmark, and runs it.
@@ -61,8 +75,8 @@ edge_bench() {
 }
 
 if [ "$mode" = edge ]; then
-  log "the edge benchmark: every [[edge]] configuration on wasmtime serve (edge_results.yml)"
-  edge_bench --out "$ROOT/edge_results.yml"
+  log "the edge benchmark: every [[edge]] configuration on wasmtime serve (${edge_args[*]})"
+  edge_bench "${edge_args[@]}"
 fi
 
 log "building icrun and the measuring tools (the tests' profile: one build of wasmtime)"

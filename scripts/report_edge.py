@@ -101,23 +101,82 @@ def counters(results, table):
     return lines
 
 
-def instructions(results, cold, warm):
-    """Wasm instructions per request on the metering host, fresh and reused instances."""
-    names = labels(results)
-    engines = [e["engine"] for e in results["engines"] if e["engine"] in cold]
-    lines = ["| request | " + " | ".join(names[e] for e in engines) + " |",
-             "|---" * (len(engines) + 1) + "|"]
+def counts_path(path):
+    """edge_instructions.yml beside edge_results.yml (edge-bench --instructions-only)."""
+    return Path(path).with_name("edge_instructions.yml")
+
+
+def instruction_counts(path):
+    """The Wasm instruction counts: {"source", "rows", "requests", "batch_requests", "ping",
+    "engines": [(key, label)], "by": {key: {mode: {workload: count}}}}, from the timed run's
+    own workloads in edge_results.yml when they carry counts, else from edge_instructions.yml
+    (`edge-bench --instructions-only`); None when neither has any."""
+    results = load(path)
+    by = {}
+    for e in (results or {}).get("engines", []):
+        for m in e["modes"]:
+            for w in m["workloads"]:
+                if "instructions_per_request" in w:
+                    by.setdefault(e["engine"], {}).setdefault(m["mode"], {})[w["workload"]] = \
+                        w["instructions_per_request"]
+    if by:
+        return {
+            "source": "the timed run's own tables, after its timed runs (`edge_results.yml`)",
+            "rows": results["rows"], "requests": results["requests"],
+            "batch_requests": results["batch_requests"],
+            "ping": results["floor"].get("empty_request_instructions"),
+            "engines": [(e["engine"], e["label"]) for e in results["engines"]
+                        if e["engine"] in by],
+            "by": by,
+        }
+    counts = load(counts_path(path))
+    if counts is None:
+        return None
+    return {
+        "source": "a run of their own (`scripts/bench.sh --edge-counts`, "
+                  "`edge_instructions.yml`) on tables filled for it",
+        "rows": counts["rows"], "requests": counts["requests"],
+        "batch_requests": counts["batch_requests"],
+        "ping": counts["empty_request_instructions"],
+        "engines": [(e["engine"], e["label"]) for e in counts["engines"]],
+        "by": {e["engine"]: {m["mode"]: {w["workload"]: w["instructions_per_request"]
+                                         for w in m["workloads"]}
+                             for m in e["modes"]}
+               for e in counts["engines"]},
+    }
+
+
+def instructions(path):
+    """The section of Wasm instructions per request, fresh and reused instances; empty when
+    nothing was counted."""
+    counts = instruction_counts(path)
+    if counts is None:
+        return []
+    engines = counts["engines"]
+    by = counts["by"]
+    lines = [
+        "### Wasm instructions per request: fresh instance / reused instance",
+        "",
+        "Wasm operators executed, counted by wasmtime's fuel on the metering host `edge-meter` "
+        "(benches/edge-meter), which serves the same component with the same command line as "
+        "`wasmtime serve`: one per operator, none for the structural ones (`block`, `loop`, "
+        "`end`, ...), one for a `memory.copy` or `memory.fill` whatever its length (bytes moved "
+        "are not in the count). A fresh instance's count includes its instantiation. They do "
+        "not depend on the machine's load: means over "
+        f"{counts['requests']} requests of a one-row call and {counts['batch_requests']} of a "
+        f"batch on {counts['rows']:,}-row aged tables, from {counts['source']}. An empty "
+        f"request (`GET /ping`, fresh instance): {fmt(counts['ping'])} instructions.",
+        "",
+        "| request | " + " | ".join(label for _, label in engines) + " |",
+        "|---" * (len(engines) + 1) + "|",
+    ]
     for workload in TITLES:
-        if not all(workload in cold[e] and "instructions_per_request" in cold[e][workload]
-                   for e in engines):
+        if not all(workload in by[key].get("cold", {}) for key, _ in engines):
             continue
-        cells = []
-        for e in engines:
-            fresh = cold[e][workload]["instructions_per_request"]
-            reused = warm.get(e, {}).get(workload, {}).get("instructions_per_request")
-            cells.append(f"{fmt(fresh)} / {fmt(reused)}")
+        cells = [f"{fmt(by[key]['cold'][workload])} / "
+                 f"{fmt(by[key].get('warm', {}).get(workload))}" for key, _ in engines]
         lines.append(f"| {TITLES[workload]} | " + " | ".join(cells) + " |")
-    return lines
+    return lines + ["", ""]
 
 
 def ratios(results, table):
@@ -200,19 +259,7 @@ def section(path):
         "",
     ] + counters(results, cold) + [
         "",
-        "### Wasm instructions per request: fresh instance / reused instance",
-        "",
-        "Wasm operators executed, counted by wasmtime's fuel on the metering host `edge-meter` "
-        "(benches/edge-meter), which serves the same component with the same command line as "
-        "`wasmtime serve`, on the same file, after the timed runs: one per operator, none for "
-        "the structural ones (`block`, `loop`, `end`, ...), one for a `memory.copy` or "
-        "`memory.fill` whatever its length (bytes moved are not in the count). A fresh "
-        "instance's count includes its instantiation. They do not depend on the machine's "
-        "load. An empty request (`GET /ping`, fresh instance): "
-        f"{fmt(floor.get('empty_request_instructions'))} instructions.",
-        "",
-    ] + instructions(results, cold, warm) + [
-        "",
+    ] + instructions(path) + [
         "### Our best engine against redb and SQLite WAL (fresh instances)",
         "",
         "Below 1× for latency and above 1× for requests per second: ours is ahead.",
@@ -256,10 +303,11 @@ def readme_table(path):
     lines.append("| syncs per one-row insert | "
                  + " | ".join(f"{cold[e]['insert_one']['syncs_per_request']:g}" for e in engines)
                  + " |")
-    if all("instructions_per_request" in cold[e]["get"] for e in engines):
+    counts = instruction_counts(path)
+    if counts is not None:
+        get = {key: counts["by"][key].get("cold", {}).get("get") for key in counts["by"]}
         lines.append("| Wasm instructions per get (fresh instance) | "
-                     + " | ".join(fmt(cold[e]["get"]["instructions_per_request"])
-                                  for e in engines) + " |")
+                     + " | ".join(fmt(get.get(e)) for e in engines) + " |")
     return lines
 
 

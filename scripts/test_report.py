@@ -269,5 +269,31 @@ class EdgeTest(unittest.TestCase):
                       "250,000 |", written)
         self.assertTrue(written.startswith("before") and written.endswith("after\n"))
 
+    def test_counts_of_their_own_run_serve_a_timed_run_without_counts(self):
+        counts = {"wasmtime": "wasmtime 48", "rows": 1000, "requests": 5, "batch_requests": 1,
+                  "empty_request_instructions": 777,
+                  "engines": [{"engine": "page_tree", "label": "Page tree", "peer": False,
+                               "modes": [{"mode": "cold", "workloads": [
+                                   {"workload": "get", "instructions_per_request": 4321.0}]},
+                                         {"mode": "warm", "workloads": [
+                                   {"workload": "get", "instructions_per_request": 1234.0}]}]}]}
+        (Path(self.dir.name) / "edge_instructions.yml").write_text(yaml.safe_dump(counts))
+        # The timed run's own counts come first ...
+        self.assertIn("500,000 / 500,000", "\n".join(report_edge.section(self.path)))
+        # ... and a timed run without counts takes them from their own run.
+        timed = _edge_results()
+        for engine in timed["engines"]:
+            for mode in engine["modes"]:
+                for workload in mode["workloads"]:
+                    workload.pop("instructions_per_request", None)
+        self.path.write_text(yaml.safe_dump(timed))
+        text = "\n".join(report_edge.section(self.path))
+        self.assertIn("| get one user | 4,321 / 1,234 |", text)
+        self.assertIn("777 instructions", text)
+        self.assertNotIn("500,000 / 500,000", text)
+        written = report_edge.write_readme(
+            self.path, f"{report_edge.README_START}\n{report_edge.README_END}\n")
+        self.assertIn("| Wasm instructions per get (fresh instance) | 4,321 | – | – |", written)
+
     def test_no_results_no_section(self):
         self.assertEqual(report_edge.section(Path(self.dir.name) / "absent.yml"), [])

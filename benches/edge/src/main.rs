@@ -19,7 +19,10 @@ mod workloads;
 use edge_bench::client::Client;
 use edge_bench::host::{component_path, repository_root, Host, HostConfig};
 use engine_registry::{edge_engines, EdgeEngine};
-use results::{EngineResult, Floor, Machine, ModeResult, Results, WorkloadResult};
+use results::{
+    Counts, EngineCounts, EngineResult, Floor, Machine, ModeCounts, ModeResult, Results,
+    WorkloadCount, WorkloadResult,
+};
 use stats::{Latencies, OverRuns};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -53,6 +56,8 @@ struct Options {
     clients: u64,
     engines: Vec<String>,
     out: PathBuf,
+    /// Only the counts on the metering host, no timed runs (`--instructions-only`).
+    instructions_only: bool,
 }
 
 fn main() {
@@ -68,6 +73,9 @@ fn run() -> Result<(), String> {
     let meter = HostConfig::meter_binary()?;
     let engines = selected_engines(&options.engines)?;
     let work = repository_root().join("target/edge-bench");
+    if options.instructions_only {
+        return count_only(&options, &wasmtime, &meter, &engines, &work);
+    }
     let mut results = Results {
         machine: Machine::read(&wasmtime),
         rows: options.rows,
@@ -79,31 +87,13 @@ fn run() -> Result<(), String> {
         engines: Vec::new(),
     };
     for engine in engines {
-        let component = component_path(&engine.component);
-        if !component.is_file() {
-            return Err(format!(
-                "{} is missing: build it with scripts/build_edge.sh and scripts/build_edge_peers.sh",
-                component.display()
-            ));
-        }
-        let data_dir = work.join(&engine.key);
-        let _ = std::fs::remove_dir_all(&data_dir);
-        std::fs::create_dir_all(&data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
-        let mut env: Vec<(String, String)> = engine
-            .env
-            .iter()
-            .map(|(name, value)| (name.clone(), value.clone()))
-            .collect();
-        env.push(("USERSTORE_WRITE_TOKEN".into(), TOKEN.into()));
+        let cold = prepare(engine, &wasmtime, &work)?;
+        let data_dir = cold.data_dir.clone();
         let config = |serve_args: Vec<String>| HostConfig {
-            program: wasmtime.clone(),
-            component: component.clone(),
-            data_dir: data_dir.clone(),
-            env: env.clone(),
             serve_args,
+            ..cold.clone()
         };
         let plan = Plan::new(options.rows, SEED);
-        let cold = config(Vec::new());
         let fill_seconds = {
             let host = Host::start(&cold).map_err(|e| e.to_string())?;
             fill(&host, &plan)?
@@ -137,7 +127,10 @@ fn run() -> Result<(), String> {
             if results.floor.empty_request_instructions == 0 {
                 results.floor.empty_request_instructions = ping;
             }
-            count_instructions(&host, &plan, &options, &mut next_index, &mut workloads)?;
+            let counts = count_instructions(&host, &plan, &options, &mut next_index)?;
+            for (result, count) in workloads.iter_mut().zip(counts) {
+                result.instructions_per_request = count.instructions_per_request;
+            }
             modes.push(ModeResult {
                 mode: mode.to_string(),
                 workloads,
@@ -166,9 +159,14 @@ fn parse_options() -> Result<Options, String> {
         clients: 8,
         engines: Vec::new(),
         out: repository_root().join("edge_results.yml"),
+        instructions_only: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
+        if flag == "--instructions-only" {
+            options.instructions_only = true;
+            continue;
+        }
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let number = || {
             value
@@ -192,6 +190,9 @@ fn parse_options() -> Result<Options, String> {
     // Requests per workload in a table's life: two modes, each run sequential and concurrent,
     // then once more on the metering host.
     let drawn = |requests: u64| requests * (options.runs * 2 + 1) * MODES.len() as u64;
+    if options.instructions_only && options.out == repository_root().join("edge_results.yml") {
+        options.out = repository_root().join("edge_instructions.yml");
+    }
     if drawn(options.requests) > options.rows / 2
         || drawn(options.batch_requests) > options.rows / workloads::BATCH_ROWS
     {
@@ -325,10 +326,10 @@ fn count_instructions(
     plan: &Plan,
     options: &Options,
     next_index: &mut BTreeMap<&'static str, u64>,
-    results: &mut [WorkloadResult],
-) -> Result<(), String> {
+) -> Result<Vec<WorkloadCount>, String> {
     let mut client = Client::new(meter.address(), Some(TOKEN));
-    for (workload, result) in Workload::ALL.into_iter().zip(results.iter_mut()) {
+    let mut counts = Vec::new();
+    for workload in Workload::ALL {
         let requests = if workload.is_batch() {
             options.batch_requests
         } else {
@@ -342,9 +343,102 @@ fn count_instructions(
             instructions += metered(&response, &request.path)?;
         }
         *next_index += requests;
-        result.instructions_per_request = (instructions as f64 / requests as f64).round();
+        counts.push(WorkloadCount {
+            workload: workload.name().to_string(),
+            instructions_per_request: (instructions as f64 / requests as f64).round(),
+        });
     }
+    Ok(counts)
+}
+
+/// `--instructions-only`: every engine's table filled on `wasmtime serve`, then every workload
+/// counted on the metering host in both modes; no timed runs. The counts do not depend on the
+/// machine's load, so they need no run of their own beside the timings: this is the quick way
+/// to them.
+fn count_only(
+    options: &Options,
+    wasmtime: &Path,
+    meter: &Path,
+    engines: &[&EdgeEngine],
+    work: &Path,
+) -> Result<(), String> {
+    let mut counts = Counts {
+        wasmtime: Machine::read(wasmtime).wasmtime,
+        rows: options.rows,
+        requests: options.requests,
+        batch_requests: options.batch_requests,
+        empty_request_instructions: 0,
+        engines: Vec::new(),
+    };
+    for engine in engines {
+        let cold = prepare(engine, wasmtime, work)?;
+        let plan = Plan::new(options.rows, SEED);
+        let fill_seconds = {
+            let host = Host::start(&cold).map_err(|e| e.to_string())?;
+            fill(&host, &plan)?
+        };
+        eprintln!(
+            "{}: {} rows filled in {fill_seconds:.1} s",
+            engine.key, options.rows
+        );
+        let mut next_index = BTreeMap::new();
+        let mut modes = Vec::new();
+        for (mode, serve_args) in MODES {
+            let host = Host::start(&HostConfig {
+                program: meter.to_owned(),
+                serve_args: serve_args.iter().map(|arg| arg.to_string()).collect(),
+                ..cold.clone()
+            })
+            .map_err(|e| e.to_string())?;
+            let ping = ping_instructions(&host)?;
+            if counts.empty_request_instructions == 0 {
+                counts.empty_request_instructions = ping;
+            }
+            let workloads = count_instructions(&host, &plan, options, &mut next_index)?;
+            eprintln!("  {mode}: counted");
+            modes.push(ModeCounts {
+                mode: mode.to_string(),
+                workloads,
+            });
+        }
+        counts.engines.push(EngineCounts {
+            engine: engine.key.clone(),
+            label: engine.label.clone(),
+            peer: engine.peer,
+            modes,
+        });
+    }
+    counts.write(&options.out)?;
+    print!("{}", counts.table());
     Ok(())
+}
+
+/// An engine's host settings on a fresh data directory: `wasmtime serve` with a fresh instance
+/// per request, the component's environment with the benchmark's token.
+fn prepare(engine: &EdgeEngine, wasmtime: &Path, work: &Path) -> Result<HostConfig, String> {
+    let component = component_path(&engine.component);
+    if !component.is_file() {
+        return Err(format!(
+            "{} is missing: build it with scripts/build_edge.sh and scripts/build_edge_peers.sh",
+            component.display()
+        ));
+    }
+    let data_dir = work.join(&engine.key);
+    let _ = std::fs::remove_dir_all(&data_dir);
+    std::fs::create_dir_all(&data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
+    let mut env: Vec<(String, String)> = engine
+        .env
+        .iter()
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    env.push(("USERSTORE_WRITE_TOKEN".into(), TOKEN.into()));
+    Ok(HostConfig {
+        program: wasmtime.to_owned(),
+        component,
+        data_dir,
+        env,
+        serve_args: Vec::new(),
+    })
 }
 
 /// The instructions of `GET /ping` on the metering host: the component's own floor.

@@ -177,3 +177,94 @@ impl Results {
         text
     }
 }
+
+/// The counts alone (`edge-bench --instructions-only`, `edge_instructions.yml`): the Wasm
+/// instructions of every workload on the metering host, per engine and mode.
+#[derive(Serialize)]
+pub struct Counts {
+    /// The `wasmtime serve` that filled the tables (`wasmtime --version`).
+    pub wasmtime: String,
+    /// Rows of each engine's aged table.
+    pub rows: u64,
+    /// Requests counted per one-row workload.
+    pub requests: u64,
+    /// Requests counted per 1,000-row workload.
+    pub batch_requests: u64,
+    /// Wasm instructions of `GET /ping` on a fresh instance.
+    pub empty_request_instructions: u64,
+    /// Per engine.
+    pub engines: Vec<EngineCounts>,
+}
+
+/// One engine's counts.
+#[derive(Serialize)]
+pub struct EngineCounts {
+    /// The registry's key.
+    pub engine: String,
+    /// How reports name it.
+    pub label: String,
+    /// A peer, not one of this crate's engines.
+    pub peer: bool,
+    /// Cold (a fresh instance per request) and warm (an instance reused).
+    pub modes: Vec<ModeCounts>,
+}
+
+/// One engine's counts in one host mode.
+#[derive(Serialize)]
+pub struct ModeCounts {
+    /// `cold` or `warm`.
+    pub mode: String,
+    /// Per workload.
+    pub workloads: Vec<WorkloadCount>,
+}
+
+/// One workload's count.
+#[derive(Serialize)]
+pub struct WorkloadCount {
+    /// Its name.
+    pub workload: String,
+    /// Wasm instructions per request, the mean over the requests counted.
+    pub instructions_per_request: f64,
+}
+
+impl Counts {
+    /// Writes the YAML file.
+    pub fn write(&self, path: &Path) -> Result<(), String> {
+        let yaml = serde_yaml::to_string(self).map_err(|error| error.to_string())?;
+        let text = format!(
+            "# Written by edge-bench --instructions-only: Wasm instructions per request on the \
+             metering host (benches/edge-meter), which do not depend on the machine's load.\n{yaml}"
+        );
+        std::fs::write(path, text).map_err(|error| format!("{}: {error}", path.display()))
+    }
+
+    /// Every engine's counts, fresh instance / reused instance.
+    pub fn table(&self) -> String {
+        let mut text = String::new();
+        let _ = writeln!(
+            text,
+            "\nedge, {} rows (aged): Wasm instructions per request, fresh / reused instance \
+             (GET /ping on a fresh instance: {})",
+            self.rows, self.empty_request_instructions
+        );
+        for engine in &self.engines {
+            let _ = writeln!(text, "{}:", engine.engine);
+            let by_mode = |mode: &str| {
+                engine
+                    .modes
+                    .iter()
+                    .find(|m| m.mode == mode)
+                    .map(|m| m.workloads.as_slice())
+                    .unwrap_or_default()
+            };
+            for (cold, warm) in by_mode("cold").iter().zip(by_mode("warm")) {
+                let _ = writeln!(
+                    text,
+                    "  {:<22} {:>12} / {:>12}",
+                    cold.workload, cold.instructions_per_request, warm.instructions_per_request
+                );
+            }
+        }
+        text
+    }
+}
