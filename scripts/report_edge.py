@@ -189,6 +189,9 @@ def ratios(results, table):
              + " | ".join(f"÷ {names[p]} rps" for p in peers) + " |",
              "|---" * (2 * len(peers) + 3) + "|"]
     for workload in ONE_ROW:
+        if not all(workload in table[e] for e in table):
+            # A workload the run did not measure (an older results file).
+            continue
         best = best_own(results, table, workload, "p50_us", True)
         best_rps = best_own(results, table, workload, "rps_n_clients", False)
         if best is None:
