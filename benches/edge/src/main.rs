@@ -94,15 +94,8 @@ fn run() -> Result<(), String> {
             ..cold.clone()
         };
         let plan = Plan::new(options.rows, SEED);
-        let fill_seconds = {
-            let host = Host::start(&cold).map_err(|e| e.to_string())?;
-            fill(&host, &plan)?
-        };
+        let fill_seconds = fill_table(engine, &cold, &plan)?;
         let bytes_on_disk = directory_bytes(&data_dir);
-        eprintln!(
-            "{}: {} rows filled in {fill_seconds:.1} s",
-            engine.key, options.rows
-        );
         let mut modes = Vec::new();
         // Each workload numbers its requests across modes, runs and phases: no id is drawn
         // twice in a table's life.
@@ -120,14 +113,13 @@ fn run() -> Result<(), String> {
                 program: meter.clone(),
                 ..config(serve_args)
             };
-            let host = Host::start(&metering).map_err(|e| e.to_string())?;
-            // The first request starts an instance: the floor's on a fresh one; with instances
-            // reused, an uncounted one, so that every counted request finds its instance.
-            let ping = ping_instructions(&host)?;
-            if results.floor.empty_request_instructions == 0 {
-                results.floor.empty_request_instructions = ping;
-            }
-            let counts = count_instructions(&host, &plan, &options, &mut next_index)?;
+            let counts = count_mode(
+                &metering,
+                &plan,
+                &options,
+                &mut next_index,
+                &mut results.floor.empty_request_instructions,
+            )?;
             for (result, count) in workloads.iter_mut().zip(counts) {
                 result.instructions_per_request = count.instructions_per_request;
             }
@@ -373,28 +365,22 @@ fn count_only(
     for engine in engines {
         let cold = prepare(engine, wasmtime, work)?;
         let plan = Plan::new(options.rows, SEED);
-        let fill_seconds = {
-            let host = Host::start(&cold).map_err(|e| e.to_string())?;
-            fill(&host, &plan)?
-        };
-        eprintln!(
-            "{}: {} rows filled in {fill_seconds:.1} s",
-            engine.key, options.rows
-        );
+        fill_table(engine, &cold, &plan)?;
         let mut next_index = BTreeMap::new();
         let mut modes = Vec::new();
         for (mode, serve_args) in MODES {
-            let host = Host::start(&HostConfig {
+            let metering = HostConfig {
                 program: meter.to_owned(),
                 serve_args: serve_args.iter().map(|arg| arg.to_string()).collect(),
                 ..cold.clone()
-            })
-            .map_err(|e| e.to_string())?;
-            let ping = ping_instructions(&host)?;
-            if counts.empty_request_instructions == 0 {
-                counts.empty_request_instructions = ping;
-            }
-            let workloads = count_instructions(&host, &plan, options, &mut next_index)?;
+            };
+            let workloads = count_mode(
+                &metering,
+                &plan,
+                options,
+                &mut next_index,
+                &mut counts.empty_request_instructions,
+            )?;
             eprintln!("  {mode}: counted");
             modes.push(ModeCounts {
                 mode: mode.to_string(),
@@ -439,6 +425,36 @@ fn prepare(engine: &EdgeEngine, wasmtime: &Path, work: &Path) -> Result<HostConf
         env,
         serve_args: Vec::new(),
     })
+}
+
+/// Fills an engine's table on `wasmtime serve` (`cold`); returns the seconds it took.
+fn fill_table(engine: &EdgeEngine, cold: &HostConfig, plan: &Plan) -> Result<f64, String> {
+    let host = Host::start(cold).map_err(|e| e.to_string())?;
+    let seconds = fill(&host, plan)?;
+    eprintln!(
+        "{}: {} rows filled in {seconds:.1} s",
+        engine.key,
+        plan.rows()
+    );
+    Ok(seconds)
+}
+
+/// One mode on the metering host `metering`: every workload counted. The first request starts
+/// an instance: `GET /ping`, whose count on a fresh instance is the floor (`ping`, set once);
+/// with instances reused it is uncounted, so that every counted request finds its instance.
+fn count_mode(
+    metering: &HostConfig,
+    plan: &Plan,
+    options: &Options,
+    next_index: &mut BTreeMap<&'static str, u64>,
+    ping: &mut u64,
+) -> Result<Vec<WorkloadCount>, String> {
+    let host = Host::start(metering).map_err(|e| e.to_string())?;
+    let first = ping_instructions(&host)?;
+    if *ping == 0 {
+        *ping = first;
+    }
+    count_instructions(&host, plan, options, next_index)
 }
 
 /// The instructions of `GET /ping` on the metering host: the component's own floor.

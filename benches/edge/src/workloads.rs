@@ -147,6 +147,11 @@ impl Plan {
         }
     }
 
+    /// The table's rows.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
     /// The `index`th request of `workload` (indexes never repeat within a table's life:
     /// the caller numbers requests across runs and phases).
     pub fn request(&self, workload: Workload, index: u64) -> Request {
