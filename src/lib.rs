@@ -63,7 +63,7 @@ pub use btree::{BTreeCanisterStore, BTreeStore};
 pub use describe::EngineInfo;
 pub use engine::{EngineConfig, StorageEngine};
 pub use error::{Limit, StoreError};
-pub use page_tree::PageTreeStore;
+pub use page_tree::{PageTreeStore, PerRequestPageTree};
 pub use settings::{InitArgs, InitArgsOf};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;

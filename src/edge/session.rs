@@ -11,7 +11,7 @@ use crate::edge::header;
 use crate::edge::http::{Request, Response};
 use crate::edge::lock::{Lock, LockSettings};
 use crate::error::StoreError;
-use crate::page_tree::PageTreeStore;
+use crate::page_tree::PerRequestPageTree;
 use crate::store::UserStore;
 use ic_stable_structures::Memory;
 use serde_json::Value;
@@ -182,7 +182,9 @@ fn execute<D: Durable>(config: &EdgeConfig, call: &Call, memory: &D) -> Result<V
     let engine_memory = header::engine_memory(memory.clone());
     match config.engine {
         Engine::PageTree => {
-            let mut store = PageTreeStore::open(engine_memory)?;
+            // A fresh instance opens the table for this request alone: the index is searched
+            // in place, not decoded into the heap.
+            let mut store = PerRequestPageTree::open_per_request(engine_memory)?;
             let value = api::execute(&mut store, call, &info)?;
             if call.writes() {
                 store.close()?;

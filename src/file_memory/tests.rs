@@ -4,7 +4,7 @@
 
 use super::sim::{SimDisk, XorShift};
 use super::{FileMemory, BLOCK_BYTES, WASM_PAGE_BYTES};
-use crate::{BTreeStore, PageTreeStore, User, UserStore};
+use crate::{BTreeStore, PageTreeStore, PerRequestPageTree, User, UserStore};
 use ic_stable_structures::Memory;
 use std::collections::BTreeMap;
 
@@ -313,6 +313,10 @@ fn engines_on_a_file_memory_survive_a_crash_in_any_commit() {
             }
         }
     }
+    run(
+        |memory| PerRequestPageTree::open_per_request(memory).expect("the page tree opens"),
+        |store| store.close().expect("the page tree closes"),
+    );
     run(
         |memory| PageTreeStore::open(memory).expect("the page tree opens"),
         |store| store.close().expect("the page tree closes"),

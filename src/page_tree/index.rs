@@ -23,71 +23,25 @@
 //! (docs/floor.md, "At every size"). A split writes one group (two when the group splits) and
 //! the header; the upper level changes only when a group splits, empties, or its first key
 //! changes.
+//!
+//! # Where the small case is held
+//! Holding a small table's leaves in the heap saves a lookup its group page, for the price of
+//! decoding the group (thousands of entries) at every open. A canister opens once per upgrade
+//! and keeps its heap between messages: it holds them (`HEAP_LEAVES = true`, the default). An
+//! edge host opens the table for every request on a fresh instance (docs/edge.md): there the
+//! decoding would be most of a one-row request, so the heap holds the upper level at every
+//! size (`HEAP_LEAVES = false`), an open decodes only the header's few upper-level entries,
+//! and a lookup binary-searches its group in place, about 13 reads of 8 bytes. The stored
+//! layout is the same: either opens what the other wrote.
 
+use super::group::{
+    check_entries, copy_entries, corrupt, group_entry, group_key, group_len, read_group,
+    set_group_len, shift_entries, write_entries, Entry, ENTRIES_PER_GROUP, INLINE_ENTRIES,
+};
 use super::meta::Meta;
-use super::page::{self, PageNo, PAGE_BYTES};
+use super::page::PageNo;
 use crate::error::StoreError;
 use ic_stable_structures::Memory;
-
-/// The kind byte of an index page.
-const KIND_GROUP: u8 = 3;
-
-/// Offset of a group's entry count.
-const GROUP_COUNT: usize = 2;
-
-/// Offset of a group's first entry.
-const GROUP_ENTRIES: usize = 16;
-
-/// Bytes of one entry, in a group or the upper level.
-pub const ENTRY_BYTES: usize = 12;
-
-/// Entries of one group (index page).
-pub const ENTRIES_PER_GROUP: usize = (PAGE_BYTES - GROUP_ENTRIES) / ENTRY_BYTES;
-
-/// Entries the heap holds: the leaves of a small table, or the groups of a large one. 63 KiB:
-/// as many as leave the canister's state (the store and the rest, a few hundred bytes) in one
-/// 64 KiB Wasm page, which every call reads (a test in `service` checks it), and as many as
-/// the header's page lists (meta.rs). A table of 1,000,000 users of 100-byte names with its
-/// name index, filled in random order, takes about 5,000 leaves: the heap still holds them.
-/// With 5,460 leaves a group and a few hundred users a leaf, 5,376 groups hold billions of
-/// users, more than stable memory can.
-pub const INLINE_ENTRIES: usize = 5_376;
-
-/// Entries moved or written at a time, through a buffer on the stack (a heap buffer would
-/// touch heap pages, docs/metering.md §6).
-const CHUNK_ENTRIES: usize = 128;
-
-/// One entry: the lowest key of a leaf (or of a group's first leaf) and its page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(C, packed(4))]
-pub struct Entry {
-    /// The lowest key the leaf (group) may hold.
-    pub key: u64,
-    /// Its page.
-    pub page: PageNo,
-}
-
-impl Entry {
-    /// The entry in its 12 stored bytes.
-    pub fn to_bytes(self) -> [u8; ENTRY_BYTES] {
-        let mut bytes = [0; ENTRY_BYTES];
-        bytes[..8].copy_from_slice(&{ self.key }.to_le_bytes());
-        bytes[8..].copy_from_slice(&{ self.page }.to_le_bytes());
-        bytes
-    }
-
-    /// The entry stored in `bytes` (at least 12).
-    pub fn from_bytes(bytes: &[u8]) -> Entry {
-        let mut key = [0; 8];
-        let mut page = [0; 4];
-        key.copy_from_slice(&bytes[..8]);
-        page.copy_from_slice(&bytes[8..ENTRY_BYTES]);
-        Entry {
-            key: u64::from_le_bytes(key),
-            page: u32::from_le_bytes(page),
-        }
-    }
-}
 
 /// Where a leaf is in the index: its group (the position in the upper level) and its slot in
 /// the group.
@@ -106,8 +60,10 @@ enum Held {
     Groups,
 }
 
-/// The index: see the module's documentation.
-pub struct Index {
+/// The index: see the module's documentation. With `HEAP_LEAVES`, the heap holds a small
+/// table's leaves; without, only the upper level at every size (the module's "Where the small
+/// case is held").
+pub struct Index<const HEAP_LEAVES: bool = true> {
     /// Leaves in the table.
     leaves: usize,
     /// What `inline` holds.
@@ -117,7 +73,7 @@ pub struct Index {
     inline: [Entry; INLINE_ENTRIES],
 }
 
-impl Default for Index {
+impl<const HEAP_LEAVES: bool> Default for Index<HEAP_LEAVES> {
     fn default() -> Self {
         Index {
             leaves: 0,
@@ -128,7 +84,7 @@ impl Default for Index {
     }
 }
 
-impl std::fmt::Debug for Index {
+impl<const HEAP_LEAVES: bool> std::fmt::Debug for Index<HEAP_LEAVES> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Index")
             .field("leaves", &self.leaves)
@@ -138,146 +94,29 @@ impl std::fmt::Debug for Index {
     }
 }
 
-fn corrupt(what: impl std::fmt::Display) -> StoreError {
-    StoreError::storage("reading the page tree's index", what)
-}
-
-/// The entry count of the group on `page`, checked against the page's room.
-fn group_len(memory: &impl Memory, page: PageNo) -> Result<usize, StoreError> {
-    let mut head = [0u8; GROUP_COUNT + 2];
-    page::read(memory, page, 0, &mut head);
-    let len = usize::from(u16::from_le_bytes([
-        head[GROUP_COUNT],
-        head[GROUP_COUNT + 1],
-    ]));
-    if head[0] != KIND_GROUP || len > ENTRIES_PER_GROUP {
-        return Err(corrupt(format!("page {page} is not an index page")));
-    }
-    Ok(len)
-}
-
-/// Records the entry count of the group on `page` (and marks the page as an index page).
-pub fn set_group_len(memory: &impl Memory, page: PageNo, len: usize) {
-    // `len` never exceeds ENTRIES_PER_GROUP (5,460), which a u16 holds.
-    page::write(memory, page, 0, &[KIND_GROUP]);
-    page::write_u16(memory, page, GROUP_COUNT, len as u16);
-}
-
-fn group_offset(slot: usize) -> usize {
-    GROUP_ENTRIES + slot * ENTRY_BYTES
-}
-
-/// The entry at `slot` of the group on `page`.
-fn group_entry(memory: &impl Memory, page: PageNo, slot: usize) -> Entry {
-    let mut bytes = [0u8; ENTRY_BYTES];
-    page::read(memory, page, group_offset(slot), &mut bytes);
-    Entry::from_bytes(&bytes)
-}
-
-/// The key at `slot` of the group on `page`.
-fn group_key(memory: &impl Memory, page: PageNo, slot: usize) -> u64 {
-    page::read_u64(memory, page, group_offset(slot))
-}
-
-/// Writes `entries` to the group on `page` from `slot` on.
-pub fn write_entries(memory: &impl Memory, page: PageNo, slot: usize, entries: &[Entry]) {
-    let mut chunk = [0u8; CHUNK_ENTRIES * ENTRY_BYTES];
-    for (number, part) in entries.chunks(CHUNK_ENTRIES).enumerate() {
-        for (at, entry) in part.iter().enumerate() {
-            chunk[at * ENTRY_BYTES..(at + 1) * ENTRY_BYTES].copy_from_slice(&entry.to_bytes());
-        }
-        let first = slot + number * CHUNK_ENTRIES;
-        page::write(
-            memory,
-            page,
-            group_offset(first),
-            &chunk[..part.len() * ENTRY_BYTES],
-        );
-    }
-}
-
-/// Moves the entries `from..to` of the group on `page` by `by` slots (up or down), through
-/// the stack.
-fn shift_entries(memory: &impl Memory, page: PageNo, from: usize, to: usize, by: isize) {
-    let mut chunk = [0u8; CHUNK_ENTRIES * ENTRY_BYTES];
-    let count = to.saturating_sub(from);
-    let mut moved = 0;
-    while moved < count {
-        let n = CHUNK_ENTRIES.min(count - moved);
-        // Moving up, the highest entries go first; moving down, the lowest.
-        let start = if by > 0 { to - moved - n } else { from + moved };
-        let bytes = &mut chunk[..n * ENTRY_BYTES];
-        page::read(memory, page, group_offset(start), bytes);
-        let target = start.wrapping_add_signed(by);
-        page::write(memory, page, group_offset(target), bytes);
-        moved += n;
-    }
-}
-
-/// Copies the entries `from..to` of the group on `source` to the group on `target` from slot
-/// 0 on.
-fn copy_entries(memory: &impl Memory, source: PageNo, from: usize, to: usize, target: PageNo) {
-    let mut chunk = [0u8; CHUNK_ENTRIES * ENTRY_BYTES];
-    let mut at = from;
-    while at < to {
-        let n = CHUNK_ENTRIES.min(to - at);
-        let bytes = &mut chunk[..n * ENTRY_BYTES];
-        page::read(memory, source, group_offset(at), bytes);
-        page::write(memory, target, group_offset(at - from), bytes);
-        at += n;
-    }
-}
-
-/// The entries of the group on `page`, checked: keys ascending, pages inside the store.
-pub fn read_group(
-    memory: &impl Memory,
-    page: PageNo,
-    page_count: u32,
-) -> Result<Vec<Entry>, StoreError> {
-    let len = group_len(memory, page)?;
-    let mut bytes = vec![0u8; len * ENTRY_BYTES];
-    page::read(memory, page, GROUP_ENTRIES, &mut bytes);
-    let entries: Vec<Entry> = bytes.chunks(ENTRY_BYTES).map(Entry::from_bytes).collect();
-    check_entries(&entries, page_count)?;
-    Ok(entries)
-}
-
-/// Refuses entries out of key order or pointing outside the store.
-pub fn check_entries(entries: &[Entry], page_count: u32) -> Result<(), StoreError> {
-    for (at, entry) in entries.iter().enumerate() {
-        let page = entry.page;
-        if page == 0 || page >= page_count {
-            return Err(corrupt(format!("entry {at} points to page {page}")));
-        }
-        if at > 0 && { entries[at - 1].key } >= { entry.key } {
-            return Err(corrupt(format!("entry {at} is out of key order")));
-        }
-    }
-    Ok(())
-}
-
-impl Index {
+impl<const HEAP_LEAVES: bool> Index<HEAP_LEAVES> {
     /// The index of a table whose header lists `groups` and counts `leaves`: the leaves
-    /// themselves when one group holds them all and they fit the heap's room, else the upper
-    /// level. Reads the one group in the first case, nothing in the second.
+    /// themselves when one group holds them all, they fit the heap's room and `HEAP_LEAVES`
+    /// says so, else the upper level. Reads the one group in the first case, nothing in the
+    /// second.
     pub fn load(
         memory: &impl Memory,
         groups: &[Entry],
         leaves: usize,
         page_count: u32,
-    ) -> Result<Index, StoreError> {
+    ) -> Result<Self, StoreError> {
         check_entries(groups, page_count)?;
         if groups.len() > INLINE_ENTRIES || groups.first().is_some_and(|first| first.key != 0) {
             return Err(corrupt("impossible upper level"));
         }
         let mut index = Index {
             leaves,
-            ..Index::default()
+            ..Self::default()
         };
         match groups {
             [] if leaves == 0 => {}
             [] => return Err(corrupt("leaves without an index")),
-            [only] if leaves <= INLINE_ENTRIES => {
+            [only] if HEAP_LEAVES && leaves <= INLINE_ENTRIES => {
                 let entries = read_group(memory, only.page, page_count)?;
                 if entries.len() != leaves || entries.first().is_some_and(|e| e.key != 0) {
                     return Err(corrupt("the index page disagrees with the header"));
@@ -427,10 +266,22 @@ impl Index {
         set_group_len(memory, group, 1);
         let entry = Entry { key: 0, page };
         write_entries(memory, group, 0, &[entry]);
-        self.inline[0] = entry;
+        // The heap holds the leaf, or (without HEAP_LEAVES) its group.
+        self.inline[0] = if HEAP_LEAVES {
+            entry
+        } else {
+            Entry {
+                key: 0,
+                page: group,
+            }
+        };
         self.held_len = 1;
         self.leaves = 1;
-        self.held = Held::Leaves { group };
+        self.held = if HEAP_LEAVES {
+            Held::Leaves { group }
+        } else {
+            Held::Groups
+        };
         meta.write_groups(
             memory,
             &[Entry {
@@ -639,10 +490,14 @@ impl Index {
         meta.write_groups(memory, &self.inline[group..=group], group, self.held_len);
     }
 
-    /// Back to holding the leaves when one group is left and half the heap's room holds them
-    /// (half, so that a table at the edge does not go back and forth).
+    /// Back to holding the leaves (with `HEAP_LEAVES`) when one group is left and half the
+    /// heap's room holds them (half, so that a table at the edge does not go back and forth).
     fn settle(&mut self, memory: &impl Memory, meta: &Meta) -> Result<(), StoreError> {
-        if self.held == Held::Groups && self.held_len == 1 && self.leaves <= INLINE_ENTRIES / 2 {
+        if HEAP_LEAVES
+            && self.held == Held::Groups
+            && self.held_len == 1
+            && self.leaves <= INLINE_ENTRIES / 2
+        {
             let group = self.inline[0].page;
             let entries = read_group(memory, group, meta.page_count())?;
             self.inline[..entries.len()].copy_from_slice(&entries);
@@ -656,10 +511,11 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::page_tree::tests_support::PageCounter;
     use ic_stable_structures::VectorMemory;
 
     /// Every leaf of `index` in order, walked with `next`.
-    fn walk(index: &Index, memory: &VectorMemory) -> Vec<PageNo> {
+    fn walk<const H: bool>(index: &Index<H>, memory: &impl Memory) -> Vec<PageNo> {
         let mut pages = Vec::new();
         let mut at = index.first();
         while let Some(pos) = at {
@@ -670,15 +526,15 @@ mod tests {
     }
 
     /// A header, an index and a model of its leaves (key, page) as the tests build them.
-    struct Fixture {
+    struct Fixture<const HEAP_LEAVES: bool> {
         memory: VectorMemory,
         meta: Meta,
-        index: Index,
+        index: Index<HEAP_LEAVES>,
         model: Vec<(u64, PageNo)>,
     }
 
-    impl Fixture {
-        fn new() -> Fixture {
+    impl<const HEAP_LEAVES: bool> Fixture<HEAP_LEAVES> {
+        fn new() -> Self {
             let memory = VectorMemory::default();
             let opened = Meta::open(&memory).unwrap();
             Fixture {
@@ -719,36 +575,48 @@ mod tests {
             self.model[0].0 = 0;
         }
 
+        /// Every leaf is found by its key and by the key before the next, walked in order,
+        /// and the same after an open with either hold (both read the same layout).
         fn check(&self) {
             let pages: Vec<PageNo> = self.model.iter().map(|(_, page)| *page).collect();
             assert_eq!(walk(&self.index, &self.memory), pages);
-            for (at, (key, page)) in self.model.iter().enumerate() {
-                let (_, found) = self.index.leaf_for(&self.memory, *key).unwrap().unwrap();
-                assert_eq!(found, *page, "leaf {at} of key {key}");
-                if let Some((next_key, _)) = self.model.get(at + 1) {
-                    let (_, found) = self
-                        .index
-                        .leaf_for(&self.memory, next_key - 1)
-                        .unwrap()
-                        .unwrap();
-                    assert_eq!(found, *page, "the key before leaf {}", at + 1);
-                }
-            }
-            // And the same after an open.
-            let reopened = Meta::open(&self.memory).unwrap();
+            check_lookups(&self.index, &self.memory, &self.model);
+            let reopened = Meta::open::<true>(&self.memory).unwrap();
             assert_eq!(reopened.meta, self.meta);
             assert_eq!(walk(&reopened.index, &self.memory), pages);
+            check_lookups(&reopened.index, &self.memory, &self.model);
+            let reopened = Meta::open::<false>(&self.memory).unwrap();
+            assert_eq!(reopened.meta, self.meta);
+            assert_eq!(reopened.index.held, Held::Groups);
+            assert_eq!(walk(&reopened.index, &self.memory), pages);
+            check_lookups(&reopened.index, &self.memory, &self.model);
         }
     }
 
-    #[test]
-    fn a_small_index_is_held_whole_and_finds_every_leaf() {
-        let mut fixture = Fixture::new();
+    /// Every leaf of `model` is found by its key and by the key before the next leaf's.
+    fn check_lookups<const H: bool>(
+        index: &Index<H>,
+        memory: &impl Memory,
+        model: &[(u64, PageNo)],
+    ) {
+        for (at, (key, page)) in model.iter().enumerate() {
+            let (_, found) = index.leaf_for(memory, *key).unwrap().unwrap();
+            assert_eq!(found, *page, "leaf {at} of key {key}");
+            if let Some((next_key, _)) = model.get(at + 1) {
+                let (_, found) = index.leaf_for(memory, next_key - 1).unwrap().unwrap();
+                assert_eq!(found, *page, "the key before leaf {}", at + 1);
+            }
+        }
+    }
+
+    /// Leaves added and removed in a small table; `held` is what the heap must hold.
+    fn small_index<const HEAP_LEAVES: bool>(held: fn(Held) -> bool) {
+        let mut fixture = Fixture::<HEAP_LEAVES>::new();
         assert_eq!(fixture.index.leaf_for(&fixture.memory, 5).unwrap(), None);
         for key in [0, 100, 200, 150, 50] {
             fixture.add(key);
         }
-        assert!(matches!(fixture.index.held, Held::Leaves { .. }));
+        assert!(held(fixture.index.held), "{:?}", fixture.index.held);
         fixture.check();
         fixture.remove(0);
         fixture.check();
@@ -756,12 +624,24 @@ mod tests {
         assert_eq!(page, fixture.model[0].1, "the first key is 0 again");
         fixture.remove(150);
         fixture.check();
+        assert!(held(fixture.index.held), "{:?}", fixture.index.held);
     }
 
     #[test]
-    fn a_large_index_splits_groups_and_merges_them_back() {
-        let mut fixture = Fixture::new();
-        // Appends, then keys between them: more leaves than the heap and one group hold.
+    fn a_small_index_is_held_whole_and_finds_every_leaf() {
+        small_index::<true>(|held| matches!(held, Held::Leaves { .. }));
+    }
+
+    #[test]
+    fn opened_per_request_a_small_index_is_searched_in_place_and_finds_every_leaf() {
+        small_index::<false>(|held| held == Held::Groups);
+    }
+
+    /// More leaves than the heap and one group hold, then most of them removed; `held` is
+    /// what the heap must hold at the end, with 10 leaves.
+    fn large_index<const HEAP_LEAVES: bool>(held: fn(Held) -> bool) {
+        let mut fixture = Fixture::<HEAP_LEAVES>::new();
+        // Appends, then keys between them.
         let leaves = ENTRIES_PER_GROUP as u64 * 2 + 500;
         for key in 0..leaves {
             fixture.add(key * 1_000);
@@ -784,25 +664,61 @@ mod tests {
         }
         fixture.remove(0);
         fixture.check();
-        // Down to a few leaves: the heap holds the leaves again.
+        // Down to a few leaves.
         let rest: Vec<u64> = fixture.model.iter().map(|(key, _)| *key).collect();
         for key in rest.iter().skip(10) {
             fixture.remove(*key);
         }
-        assert!(matches!(fixture.index.held, Held::Leaves { .. }));
+        assert!(held(fixture.index.held), "{:?}", fixture.index.held);
         assert_eq!(fixture.index.len(), 10);
         fixture.check();
     }
 
     #[test]
+    fn a_large_index_splits_groups_and_merges_them_back() {
+        large_index::<true>(|held| matches!(held, Held::Leaves { .. }));
+    }
+
+    #[test]
+    fn opened_per_request_a_large_index_splits_groups_and_merges_them_back() {
+        large_index::<false>(|held| held == Held::Groups);
+    }
+
+    #[test]
     fn opening_reads_at_most_the_header_and_one_group() {
-        let mut fixture = Fixture::new();
+        let mut fixture = Fixture::<true>::new();
         for key in 0..(INLINE_ENTRIES as u64 + 10) {
             fixture.add(key * 10);
         }
-        let counted = crate::page_tree::tests_support::PageCounter::new(fixture.memory.clone());
-        let reopened = Meta::open(&counted).unwrap();
+        let counted = PageCounter::new(fixture.memory.clone());
+        let reopened = Meta::open::<true>(&counted).unwrap();
         assert_eq!(reopened.index.len(), INLINE_ENTRIES + 10);
         assert_eq!(counted.pages_read(), vec![0], "the header only");
+    }
+
+    #[test]
+    fn opened_per_request_an_open_reads_the_header_alone_and_a_lookup_one_group() {
+        let mut fixture = Fixture::<false>::new();
+        for key in 0..1_000 {
+            fixture.add(key * 10);
+        }
+        let counted = PageCounter::new(fixture.memory.clone());
+        let reopened = Meta::open::<false>(&counted).unwrap();
+        assert_eq!(counted.pages_read(), vec![0], "the header only");
+        let group = u64::from(reopened.index.inline[0].page);
+        counted.reset();
+        let (_, leaf) = reopened.index.leaf_for(&counted, 5_555).unwrap().unwrap();
+        assert_eq!(leaf, fixture.model[555].1);
+        assert_eq!(counted.pages_read(), vec![group], "the group alone");
+        // The heap index of the same table reads its group at the open instead.
+        counted.reset();
+        let held = Meta::open::<true>(&counted).unwrap();
+        assert_eq!(counted.pages_read(), vec![0, group]);
+        counted.reset();
+        assert_eq!(
+            held.index.leaf_for(&counted, 5_555).unwrap().unwrap().1,
+            leaf
+        );
+        assert_eq!(counted.pages_read(), Vec::<u64>::new());
     }
 }

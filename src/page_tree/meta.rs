@@ -14,17 +14,18 @@
 //!          written before
 //! 36..40   groups (index pages)
 //! 40..     the index's upper level: per group, the lowest key of its first leaf (u64) and
-//!          its page (u32); at most 5,376 groups (`index::INLINE_ENTRIES`)
+//!          its page (u32); at most 5,376 groups (`group::INLINE_ENTRIES`)
 //! free page: kind 2, then the next free page (u32 at 4)
 //! ```
-//! The groups' layout is in [`super::index`].
+//! The groups' layout is in [`super::group`].
 //!
 //! Layout 1 (the release before) had one level: the header listed index pages (u32 each
 //! from 40) that held every leaf's entry, 5,461 a page, packed in key order, and an open read
 //! them all. An open of layout 1 converts it once to layout 2 (a few index pages rewritten,
 //! no leaf touched), so a canister upgrades and keeps every row.
 
-use super::index::{self, Entry, Index, ENTRIES_PER_GROUP, ENTRY_BYTES, INLINE_ENTRIES};
+use super::group::{self, Entry, ENTRIES_PER_GROUP, ENTRY_BYTES, INLINE_ENTRIES};
+use super::index::Index;
 use super::page::{self, PageNo, PAGE_BYTES};
 use crate::error::StoreError;
 use ic_stable_structures::Memory;
@@ -67,11 +68,11 @@ pub struct Meta {
 }
 
 /// What an open finds.
-pub struct Opened {
+pub struct Opened<const HEAP_LEAVES: bool> {
     /// The header.
     pub meta: Meta,
     /// The leaves.
-    pub index: Index,
+    pub index: Index<HEAP_LEAVES>,
     /// The row count, if the header's is exact.
     pub rows: Option<u64>,
 }
@@ -85,7 +86,9 @@ impl Meta {
     /// memory that holds anything else, writing nothing. Reads the header and at most one
     /// index page, at any table size (layout 1 excepted: its first open reads its whole
     /// index once, to convert it).
-    pub fn open(memory: &impl Memory) -> Result<Opened, StoreError> {
+    pub fn open<const HEAP_LEAVES: bool>(
+        memory: &impl Memory,
+    ) -> Result<Opened<HEAP_LEAVES>, StoreError> {
         if memory.size() == 0 {
             if memory.grow(1) < 0 {
                 return Err(StoreError::storage(
@@ -167,7 +170,7 @@ impl Meta {
             page::read(memory, page, offset, &mut bytes);
             entries.push(Entry::from_bytes(&bytes));
         }
-        index::check_entries(&entries, self.page_count)?;
+        group::check_entries(&entries, self.page_count)?;
         if entries.first().is_some_and(|first| first.key != 0) {
             return Err(corrupt("the first leaf's key is not 0"));
         }
@@ -184,8 +187,8 @@ impl Meta {
         let mut groups = Vec::with_capacity(groups_needed);
         for part in entries.chunks(CONVERTED_PER_GROUP) {
             let page = self.allocate(memory, leaves)?;
-            index::write_entries(memory, page, 0, part);
-            index::set_group_len(memory, page, part.len());
+            group::write_entries(memory, page, 0, part);
+            group::set_group_len(memory, page, part.len());
             groups.push(Entry {
                 key: part[0].key,
                 page,
@@ -306,26 +309,26 @@ mod tests {
     #[test]
     fn the_row_count_round_trips_and_foreign_memory_is_refused() {
         let memory = VectorMemory::default();
-        let opened = Meta::open(&memory).unwrap();
+        let opened = Meta::open::<true>(&memory).unwrap();
         assert_eq!(opened.rows, Some(0));
         Meta::write_rows(&memory, Some(42));
-        assert_eq!(Meta::open(&memory).unwrap().rows, Some(42));
+        assert_eq!(Meta::open::<true>(&memory).unwrap().rows, Some(42));
         Meta::write_rows(&memory, None);
-        assert_eq!(Meta::open(&memory).unwrap().rows, None);
+        assert_eq!(Meta::open::<true>(&memory).unwrap().rows, None);
 
         let foreign = VectorMemory::default();
         foreign.grow(1);
         foreign.write(0, b"BTR");
-        assert!(Meta::open(&foreign).is_err());
+        assert!(Meta::open::<true>(&foreign).is_err());
     }
 
     #[test]
     fn an_unknown_layout_version_is_refused_and_left_as_it_was() {
         let memory = VectorMemory::default();
-        Meta::open(&memory).unwrap();
+        Meta::open::<true>(&memory).unwrap();
         page::write_u32(&memory, 0, 8, 3);
         let before = memory.borrow().clone();
-        let error = Meta::open(&memory).err().unwrap();
+        let error = Meta::open::<true>(&memory).err().unwrap();
         assert!(error.to_string().contains("layout version 3"), "{error}");
         assert_eq!(*memory.borrow(), before);
     }
@@ -333,7 +336,7 @@ mod tests {
     #[test]
     fn freed_pages_are_reused() {
         let memory = VectorMemory::default();
-        let mut meta = Meta::open(&memory).unwrap().meta;
+        let mut meta = Meta::open::<true>(&memory).unwrap().meta;
         let a = meta.allocate(&memory, 0).unwrap();
         let b = meta.allocate(&memory, 0).unwrap();
         meta.free(&memory, a, 0);

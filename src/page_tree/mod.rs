@@ -37,6 +37,7 @@
 //! `pre_upgrade`, the open counts the rows, one leaf header at a time.
 
 mod engine;
+mod group;
 mod index;
 mod leaf;
 mod meta;
@@ -66,12 +67,23 @@ const UNDERFULL_BYTES: usize = PAGE_BYTES / 4;
 const MERGE_BYTES: usize = PAGE_BYTES * 3 / 4;
 
 /// The user table as a B+tree of 64 KiB pages in any ic-stable-structures [`Memory`].
-pub struct PageTreeStore<M: Memory> {
+///
+/// `HEAP_LEAVES` (the default, for a canister, which opens once per upgrade) holds a small
+/// table's index of leaves in the heap, so that a lookup reads no index page; a host that
+/// opens the table for every request uses [`PerRequestPageTree`] instead (`index`'s "Where
+/// the small case is held"). Both read and write the same layout.
+pub struct PageTreeStore<M: Memory, const HEAP_LEAVES: bool = true> {
     memory: M,
     meta: Meta,
-    index: Index,
+    index: Index<HEAP_LEAVES>,
     rows: u64,
 }
+
+/// The page tree for a host that opens the table on every request (an edge host's fresh
+/// instance per request, docs/edge.md): its heap holds only the upper level of the index at
+/// any size, so an open decodes a few entries of the header instead of a group of thousands,
+/// and a lookup searches its group in place.
+pub type PerRequestPageTree<M> = PageTreeStore<M, false>;
 
 /// Where an id is: the index position of its leaf, the leaf, and its slot in the leaf (`Ok`)
 /// or where it would go (`Err`).
@@ -89,6 +101,21 @@ impl<M: Memory> PageTreeStore<M> {
     /// Opens the table in `memory`, or creates an empty one in empty memory. Refuses memory
     /// that holds something else, writing nothing.
     pub fn open(memory: M) -> Result<Self, StoreError> {
+        Self::open_held(memory)
+    }
+}
+
+impl<M: Memory> PerRequestPageTree<M> {
+    /// [`PageTreeStore::open`], for a host that opens the table on every request: reads the
+    /// header alone, at any size.
+    pub fn open_per_request(memory: M) -> Result<Self, StoreError> {
+        Self::open_held(memory)
+    }
+}
+
+impl<M: Memory, const HEAP_LEAVES: bool> PageTreeStore<M, HEAP_LEAVES> {
+    /// Opens the table with the index held as `HEAP_LEAVES` says.
+    fn open_held(memory: M) -> Result<Self, StoreError> {
         let opened = Meta::open(&memory)?;
         let mut store = PageTreeStore {
             memory,
@@ -381,7 +408,7 @@ fn to_user(record: Record) -> Result<User, StoreError> {
     })
 }
 
-impl<M: Memory> KeyValues for PageTreeStore<M> {
+impl<M: Memory, const HEAP_LEAVES: bool> KeyValues for PageTreeStore<M, HEAP_LEAVES> {
     fn scan_entries(
         &self,
         from: u64,
@@ -429,7 +456,7 @@ impl<M: Memory> KeyValues for PageTreeStore<M> {
     }
 }
 
-impl<M: Memory> PageTreeStore<M> {
+impl<M: Memory, const HEAP_LEAVES: bool> PageTreeStore<M, HEAP_LEAVES> {
     /// Gives the row `id`, named `previous`, the name `username` (free: checked), and moves
     /// its name index entry.
     fn rename_checked(
@@ -447,7 +474,7 @@ impl<M: Memory> PageTreeStore<M> {
     }
 }
 
-impl<M: Memory> UserStore for PageTreeStore<M> {
+impl<M: Memory, const HEAP_LEAVES: bool> UserStore for PageTreeStore<M, HEAP_LEAVES> {
     fn insert(&mut self, user: User) -> Result<(), StoreError> {
         self.insert_parts(user.id, &user.username)
     }
@@ -630,7 +657,7 @@ impl<M: Memory> UserStore for PageTreeStore<M> {
 #[cfg(test)]
 pub(crate) fn write_without_name_index<M: Memory + Clone>(memory: &M, rows: &[User]) {
     let opened = Meta::open(memory).expect("a fresh store");
-    let mut store = PageTreeStore {
+    let mut store: PageTreeStore<M> = PageTreeStore {
         memory: memory.clone(),
         meta: opened.meta,
         index: opened.index,
@@ -653,7 +680,7 @@ mod tests {
         User::new(id, format!("user-{id:0>95}"))
     }
 
-    impl<M: Memory> PageTreeStore<M> {
+    impl<M: Memory, const HEAP_LEAVES: bool> PageTreeStore<M, HEAP_LEAVES> {
         /// Leaves whose keys start below the name index's.
         fn row_leaves(&self) -> usize {
             let mut leaves = 0;
@@ -699,6 +726,53 @@ mod tests {
         // Without a close the count is counted again.
         drop(store);
         assert_eq!(PageTreeStore::open(memory).unwrap().count(), Ok(100_000));
+    }
+
+    #[test]
+    fn opened_per_request_the_table_reads_only_the_header_and_shares_the_layout() {
+        use tests_support::PageCounter;
+        let counter = PageCounter::new(VectorMemory::default());
+        let mut held = PageTreeStore::open(counter.clone()).unwrap();
+        let ids: Vec<u64> = (0..30_000u64).map(|i| i * 7_919 % 30_000 * 10).collect();
+        for batch in ids.chunks(5_000) {
+            let users: Vec<User> = batch.iter().map(|id| user(*id)).collect();
+            held.insert_batch(&users).unwrap();
+        }
+        held.close().unwrap();
+
+        counter.reset();
+        let mut per_request = PerRequestPageTree::open_per_request(counter.clone()).unwrap();
+        assert_eq!(counter.pages_read(), vec![0], "the header only");
+        assert_eq!(per_request.count(), Ok(30_000));
+        counter.reset();
+        assert_eq!(per_request.get(12_340), Ok(user(12_340)));
+        assert_eq!(counter.pages_read().len(), 2, "the group and the leaf");
+        counter.reset();
+        assert_eq!(
+            per_request.get_by_name(&user(12_340).username),
+            Ok(user(12_340))
+        );
+        assert_eq!(counter.pages_read().len(), 2, "the group and the leaf");
+
+        // Its writes (splits and merges among them) are read by the heap-held index, and
+        // the other way round.
+        let more: Vec<User> = (0..3_000u64).map(|i| user(i * 100 + 5)).collect();
+        assert_eq!(per_request.insert_batch(&more), Ok(3_000));
+        let gone: Vec<u64> = (0..5_000u64).map(|i| i * 10).collect();
+        assert_eq!(per_request.delete_batch(&gone), Ok(5_000));
+        per_request.close().unwrap();
+        let mut held = PageTreeStore::open(counter.clone()).unwrap();
+        assert_eq!(held.count(), Ok(28_000));
+        assert_eq!(held.get(205), Ok(user(205)));
+        assert_eq!(held.get(40), Err(StoreError::NotFound { id: 40 }));
+        assert_eq!(held.get(50_010), Ok(user(50_010)));
+        held.insert(user(41)).unwrap();
+        held.close().unwrap();
+        let per_request = PerRequestPageTree::open_per_request(counter).unwrap();
+        assert_eq!(per_request.get(41), Ok(user(41)));
+        let all = per_request.page(None, 1_000).unwrap();
+        assert_eq!(all[0], user(5));
+        assert!(all.windows(2).all(|pair| pair[0].id < pair[1].id));
     }
 
     #[test]
@@ -861,7 +935,7 @@ mod tests {
             "a small table's get: its leaf"
         );
         assert!(
-            store.index.len() > index::INLINE_ENTRIES,
+            store.index.len() > group::INLINE_ENTRIES,
             "{}",
             store.index.len()
         );
