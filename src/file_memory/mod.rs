@@ -49,7 +49,7 @@ pub use wasi_file::WasiFile;
 use crate::error::StoreError;
 use ic_stable_structures::Memory;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -114,7 +114,9 @@ struct State {
     dirty: BTreeMap<u64, Box<[u8; BLOCK_BYTES]>>,
     /// Committed bytes read in this open, by [`READ_UNIT_BYTES`] unit: a request reads each
     /// unit of the file once (a host call per read is most of a small request's time).
-    clean: HashMap<u64, Box<[u8]>>,
+    /// (A B-tree map: a lookup here is a few comparisons, where the default hash of a
+    /// `HashMap` is most of a small read's instructions on the edge, docs/edge.md.)
+    clean: BTreeMap<u64, Box<[u8]>>,
     /// A file whose directory must be synced before the first commit is relied on (its name
     /// and its journal's may not be durable yet).
     unsynced_directory: Option<PathBuf>,
@@ -156,7 +158,7 @@ impl FileMemory {
             size_bytes: length,
             max_pages: DEFAULT_MAX_PAGES,
             dirty: BTreeMap::new(),
-            clean: HashMap::new(),
+            clean: BTreeMap::new(),
             unsynced_directory: None,
             io: IoCounters::default(),
         };
