@@ -9,7 +9,7 @@
 use ic_stable_structures::VectorMemory;
 use userstore::edge::api::{handle, Info};
 use userstore::edge::http::Request;
-use userstore::{PageTreeStore, User, UserStore};
+use userstore::{PerRequestPageTree, User, UserStore};
 
 const TOKEN: &str = "fuzz-token";
 const METHODS: [&str; 6] = ["GET", "POST", "PUT", "DELETE", "post", "HEAD"];
@@ -32,7 +32,9 @@ pub fn check(bytes: &[u8]) {
         let credential = format!("Bearer {TOKEN}").into_bytes();
         request.headers.push(("authorization".into(), credential));
     }
-    let mut store = PageTreeStore::open(VectorMemory::default()).expect("an empty page tree");
+    // The page tree as the edge component opens it.
+    let mut store =
+        PerRequestPageTree::open_per_request(VectorMemory::default()).expect("an empty page tree");
     let users = [
         User::new(1, "alice"),
         User::new(5, "bob"),

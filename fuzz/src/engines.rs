@@ -6,8 +6,8 @@ use crate::input::Input;
 use ic_stable_structures::VectorMemory;
 use userstore::model::ModelStore;
 use userstore::{
-    limits, BTreeStore, JournalMode, PageTreeStore, SqliteConfig, StableSqliteStore, User,
-    UserStore,
+    limits, BTreeStore, JournalMode, PageTreeStore, PerRequestPageTree, SqliteConfig,
+    StableSqliteStore, User, UserStore,
 };
 
 /// Ids over a range that fills a few pages of every engine.
@@ -61,7 +61,7 @@ fn users(input: &mut Input<'_>) -> Vec<User> {
 }
 
 /// The engines under test, fresh.
-fn engines(memories: &[VectorMemory; 3]) -> Vec<(&'static str, Box<dyn UserStore>)> {
+fn engines(memories: &[VectorMemory; 4]) -> Vec<(&'static str, Box<dyn UserStore>)> {
     let stable = SqliteConfig {
         cache_size_pages: 4,
         ..StableSqliteStore::config_with_journal_mode(JournalMode::Memory)
@@ -74,6 +74,10 @@ fn engines(memories: &[VectorMemory; 3]) -> Vec<(&'static str, Box<dyn UserStore
         (
             "page tree",
             Box::new(PageTreeStore::open(memories[1].clone()).expect("opens")),
+        ),
+        (
+            "page tree opened per request",
+            Box::new(PerRequestPageTree::open_per_request(memories[3].clone()).expect("opens")),
         ),
         (
             "stable sqlite, 4-page cache",
@@ -135,6 +139,7 @@ pub fn check(bytes: &[u8]) {
 /// Runs the operations of `bytes` on every engine and the model, and returns the rows left.
 pub fn replay(bytes: &[u8]) -> usize {
     let memories = [
+        VectorMemory::default(),
         VectorMemory::default(),
         VectorMemory::default(),
         VectorMemory::default(),

@@ -26,7 +26,8 @@ pub const ENTRY_BYTES: usize = 12;
 /// Entries of one group (index page).
 pub const ENTRIES_PER_GROUP: usize = (PAGE_BYTES - GROUP_ENTRIES) / ENTRY_BYTES;
 
-/// Entries the heap holds: the leaves of a small table, or the groups of a large one. 63 KiB:
+/// Entries the heap holds: the leaves of a small table (in a canister, `index`'s "Where the
+/// small case is held"), or the groups of a large one. 63 KiB:
 /// as many as leave the canister's state (the store and the rest, a few hundred bytes) in one
 /// 64 KiB Wasm page, which every call reads (a test in `service` checks it), and as many as
 /// the header's page lists (meta.rs). A table of 1,000,000 users of 100-byte names with its

@@ -16,11 +16,11 @@
 //! bytes, then the leaf: stack, state, group, leaf. While the table is small enough that the
 //! whole lower level fits where the upper level goes (one group of at most
 //! [`INLINE_ENTRIES`] leaves, about 1.1 million users of 100-byte names with their name index,
-//! in a table filled in random order), the heap holds the leaves themselves instead and a lookup reads no group:
-//! stack, state, leaf.
+//! in a table filled in random order), a canister's heap holds the leaves themselves instead
+//! and a lookup reads no group: stack, state, leaf (below, "Where the small case is held").
 //!
-//! Opening reads the header and, in the small case, the one group: never more than two pages
-//! (docs/floor.md, "At every size"). A split writes one group (two when the group splits) and
+//! Opening reads the header and, in a canister's small case, the one group: never more than
+//! two pages (docs/floor.md, "At every size"); opened per request, the header alone. A split writes one group (two when the group splits) and
 //! the header; the upper level changes only when a group splits, empties, or its first key
 //! changes.
 //!
@@ -410,6 +410,15 @@ impl<const HEAP_LEAVES: bool> Index<HEAP_LEAVES> {
         }
         self.leaves -= 1;
         if len == 1 {
+            if !HEAP_LEAVES && self.held_len == 1 {
+                // The only group would empty while the header counts more leaves than it
+                // lists (a per-request open does not compare them; the heap-held index's
+                // open does, for one group): refuse, changing nothing.
+                self.leaves += 1;
+                return Err(corrupt(
+                    "the header counts more leaves than the index lists",
+                ));
+            }
             // The group empties: it goes, and the upper level with it.
             self.inline
                 .copy_within(pos.group + 1..self.held_len, pos.group);
@@ -637,8 +646,8 @@ mod tests {
         small_index::<false>(|held| held == Held::Groups);
     }
 
-    /// More leaves than the heap and one group hold, then most of them removed; `held` is
-    /// what the heap must hold at the end, with 10 leaves.
+    /// More leaves than the heap and one group hold, then most of them removed, emptying
+    /// groups; `held` is what the heap must hold at the end, with 10 leaves.
     fn large_index<const HEAP_LEAVES: bool>(held: fn(Held) -> bool) {
         let mut fixture = Fixture::<HEAP_LEAVES>::new();
         // Appends, then keys between them.
@@ -671,17 +680,40 @@ mod tests {
         }
         assert!(held(fixture.index.held), "{:?}", fixture.index.held);
         assert_eq!(fixture.index.len(), 10);
+        if !HEAP_LEAVES {
+            assert_eq!(fixture.index.held_len, 1, "the emptied groups went");
+        }
         fixture.check();
     }
 
     #[test]
-    fn a_large_index_splits_groups_and_merges_them_back() {
+    fn a_large_index_splits_groups_and_empties_them() {
         large_index::<true>(|held| matches!(held, Held::Leaves { .. }));
     }
 
     #[test]
-    fn opened_per_request_a_large_index_splits_groups_and_merges_them_back() {
+    fn opened_per_request_a_large_index_splits_groups_and_empties_them() {
         large_index::<false>(|held| held == Held::Groups);
+    }
+
+    #[test]
+    fn opened_per_request_a_header_counting_more_leaves_than_the_index_refuses_to_empty_it() {
+        let mut fixture = Fixture::<false>::new();
+        fixture.add(0);
+        // The header counts 2 leaves where the one group lists 1.
+        fixture.meta.write_leaves(&fixture.memory, 2);
+        let mut opened = Meta::open::<false>(&fixture.memory).unwrap();
+        let (pos, _) = opened.index.leaf_for(&fixture.memory, 0).unwrap().unwrap();
+        let before = fixture.memory.borrow().clone();
+        let error = opened
+            .index
+            .remove(&fixture.memory, &mut opened.meta, pos)
+            .unwrap_err();
+        assert!(error.to_string().contains("more leaves"), "{error}");
+        assert_eq!(*fixture.memory.borrow(), before, "nothing written");
+        assert_eq!(opened.index.len(), 2, "the heap's count as it was");
+        // The heap-held index refuses the table at its open instead.
+        assert!(Meta::open::<true>(&fixture.memory).is_err());
     }
 
     #[test]

@@ -9,14 +9,17 @@
 //! fewest any engine can touch). A `StableBTreeMap` reads one node per level, each on its
 //! own page (seven levels at 1,000,000 rows); SQLite reads pages of 4 KiB through a cache
 //! spread over the heap. Here a lookup is:
-//! - the index ([`index`]): in the heap, inside the store, the lowest id of each leaf while
-//!   they fit there (about 1.1 million users of 100-byte names with their name index),
-//!   binary-searched with no stable read; past that, the lowest id of each index page in the
-//!   heap, then one index page of stable memory;
+//! - the index ([`index`]): in a canister's heap, inside the store, the lowest id of each
+//!   leaf while they fit there (about 1.1 million users of 100-byte names with their name
+//!   index), binary-searched with no stable read; past that (and at any size when the table
+//!   is opened per request), the lowest id of each index page in the heap, then one index
+//!   page of stable memory;
 //! - one leaf, one Wasm page of stable memory, binary-searched through its slots with reads
 //!   of a few bytes ([`leaf`]).
 //!
-//! Opening reads the header and at most one index page, at any size.
+//! Opening reads the header and at most one index page, at any size; [`PerRequestPageTree`],
+//! for a host that opens the table on every request, reads the header alone and searches the
+//! index page in place at each lookup.
 //!
 //! A write writes that one leaf. A leaf holds about 600 users of 100-byte names; when it is
 //! full it splits in two (an insert above every id moves an eighth of the last leaf to a new
@@ -107,7 +110,9 @@ impl<M: Memory> PageTreeStore<M> {
 
 impl<M: Memory> PerRequestPageTree<M> {
     /// [`PageTreeStore::open`], for a host that opens the table on every request: reads the
-    /// header alone, at any size.
+    /// header alone, at any size (unless, as for [`PageTreeStore::open`], the header's row
+    /// count is stale, when the rows are counted, or the table predates its name index, which
+    /// is built once).
     pub fn open_per_request(memory: M) -> Result<Self, StoreError> {
         Self::open_held(memory)
     }

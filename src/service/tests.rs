@@ -279,7 +279,7 @@ fn an_upgrade_keeps_the_table_and_the_settings_it_is_not_given() {
 
 /// The page tree canister's state fits one Wasm page: its index of leaves (most of it) is
 /// read by every call, and a state across two pages would be charged two (docs/metering.md
-/// §6; `page_tree::index::INLINE_ENTRIES` is sized to this).
+/// §6; `page_tree::group::INLINE_ENTRIES` is sized to this).
 #[test]
 fn the_page_tree_canisters_state_fits_one_page() {
     use crate::engine::EngineMemory;

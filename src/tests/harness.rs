@@ -3,7 +3,7 @@
 
 use crate::sqlite_shared::{JournalMode, SqliteConfig};
 use crate::SqliteStore;
-use crate::{BTreeStore, PageTreeStore, StableSqliteStore, UserStore};
+use crate::{BTreeStore, PageTreeStore, PerRequestPageTree, StableSqliteStore, UserStore};
 use ic_stable_structures::VectorMemory;
 use tempfile::TempDir;
 
@@ -152,11 +152,19 @@ impl Harness for StableSqliteHarness {
 }
 
 /// The page tree on a `VectorMemory`. Every other reopen skips the close, as an upgrade
-/// that skipped `pre_upgrade` would, so the open counts the rows itself.
+/// that skipped `pre_upgrade` would, so the open counts the rows itself; every third opens it
+/// as the edge component does ([`PerRequestPageTree`]), which must read what the heap-held
+/// index wrote and the other way round.
 pub struct PageTreeHarness {
     memory: VectorMemory,
-    store: Option<PageTreeStore<VectorMemory>>,
+    store: Option<PageTreeOpened>,
     reopens: u32,
+}
+
+/// The page tree, opened one way or the other.
+enum PageTreeOpened {
+    Held(PageTreeStore<VectorMemory>),
+    PerRequest(PerRequestPageTree<VectorMemory>),
 }
 
 impl PageTreeHarness {
@@ -165,7 +173,7 @@ impl PageTreeHarness {
         let store = PageTreeStore::open(memory.clone()).expect("open the page tree");
         Self {
             memory,
-            store: Some(store),
+            store: Some(PageTreeOpened::Held(store)),
             reopens: 0,
         }
     }
@@ -176,16 +184,29 @@ impl Harness for PageTreeHarness {
         "page tree".into()
     }
     fn store(&mut self) -> &mut dyn UserStore {
-        self.store.as_mut().expect("store is open")
+        match self.store.as_mut().expect("store is open") {
+            PageTreeOpened::Held(store) => store,
+            PageTreeOpened::PerRequest(store) => store,
+        }
     }
     fn reopen(&mut self) {
         if let Some(store) = self.store.take() {
             if self.reopens.is_multiple_of(2) {
-                store.close().expect("close");
+                match store {
+                    PageTreeOpened::Held(store) => store.close().expect("close"),
+                    PageTreeOpened::PerRequest(store) => store.close().expect("close"),
+                }
             }
         }
         self.reopens += 1;
-        self.store = Some(PageTreeStore::open(self.memory.clone()).expect("reopen"));
+        let memory = self.memory.clone();
+        self.store = Some(if self.reopens % 3 == 1 {
+            PageTreeOpened::PerRequest(
+                PerRequestPageTree::open_per_request(memory).expect("reopen per request"),
+            )
+        } else {
+            PageTreeOpened::Held(PageTreeStore::open(memory).expect("reopen"))
+        });
     }
 }
 
