@@ -94,7 +94,35 @@ impl<const HEAP_LEAVES: bool> std::fmt::Debug for Index<HEAP_LEAVES> {
     }
 }
 
+/// A store's header, index and row count, as an open finds them.
+pub struct Opened<const HEAP_LEAVES: bool> {
+    /// The header.
+    pub meta: Meta,
+    /// The leaves.
+    pub index: Index<HEAP_LEAVES>,
+    /// The row count, if the header's is exact.
+    pub rows: Option<u64>,
+}
+
 impl<const HEAP_LEAVES: bool> Index<HEAP_LEAVES> {
+    /// Opens the store in `memory` (or creates it in empty memory, [`Meta::open`]) and loads
+    /// its index as `HEAP_LEAVES` says: the header, and in a canister's small case its one
+    /// group.
+    pub fn open(memory: &impl Memory) -> Result<Opened<HEAP_LEAVES>, StoreError> {
+        let header = Meta::open(memory)?;
+        let index = Self::load(
+            memory,
+            &header.groups,
+            header.leaves,
+            header.meta.page_count(),
+        )?;
+        Ok(Opened {
+            meta: header.meta,
+            index,
+            rows: header.rows,
+        })
+    }
+
     /// The index of a table whose header lists `groups` and counts `leaves`: the leaves
     /// themselves when one group holds them all, they fit the heap's room and `HEAP_LEAVES`
     /// says so, else the upper level. Reads the one group in the first case, nothing in the
@@ -545,7 +573,7 @@ mod tests {
     impl<const HEAP_LEAVES: bool> Fixture<HEAP_LEAVES> {
         fn new() -> Self {
             let memory = VectorMemory::default();
-            let opened = Meta::open(&memory).unwrap();
+            let opened = Index::open(&memory).unwrap();
             Fixture {
                 memory,
                 meta: opened.meta,
@@ -590,11 +618,11 @@ mod tests {
             let pages: Vec<PageNo> = self.model.iter().map(|(_, page)| *page).collect();
             assert_eq!(walk(&self.index, &self.memory), pages);
             check_lookups(&self.index, &self.memory, &self.model);
-            let reopened = Meta::open::<true>(&self.memory).unwrap();
+            let reopened = Index::<true>::open(&self.memory).unwrap();
             assert_eq!(reopened.meta, self.meta);
             assert_eq!(walk(&reopened.index, &self.memory), pages);
             check_lookups(&reopened.index, &self.memory, &self.model);
-            let reopened = Meta::open::<false>(&self.memory).unwrap();
+            let reopened = Index::<false>::open(&self.memory).unwrap();
             assert_eq!(reopened.meta, self.meta);
             assert_eq!(reopened.index.held, Held::Groups);
             assert_eq!(walk(&reopened.index, &self.memory), pages);
@@ -702,7 +730,7 @@ mod tests {
         fixture.add(0);
         // The header counts 2 leaves where the one group lists 1.
         fixture.meta.write_leaves(&fixture.memory, 2);
-        let mut opened = Meta::open::<false>(&fixture.memory).unwrap();
+        let mut opened = Index::<false>::open(&fixture.memory).unwrap();
         let (pos, _) = opened.index.leaf_for(&fixture.memory, 0).unwrap().unwrap();
         let before = fixture.memory.borrow().clone();
         let error = opened
@@ -713,7 +741,7 @@ mod tests {
         assert_eq!(*fixture.memory.borrow(), before, "nothing written");
         assert_eq!(opened.index.len(), 2, "the heap's count as it was");
         // The heap-held index refuses the table at its open instead.
-        assert!(Meta::open::<true>(&fixture.memory).is_err());
+        assert!(Index::<true>::open(&fixture.memory).is_err());
     }
 
     #[test]
@@ -723,7 +751,7 @@ mod tests {
             fixture.add(key * 10);
         }
         let counted = PageCounter::new(fixture.memory.clone());
-        let reopened = Meta::open::<true>(&counted).unwrap();
+        let reopened = Index::<true>::open(&counted).unwrap();
         assert_eq!(reopened.index.len(), INLINE_ENTRIES + 10);
         assert_eq!(counted.pages_read(), vec![0], "the header only");
     }
@@ -735,7 +763,7 @@ mod tests {
             fixture.add(key * 10);
         }
         let counted = PageCounter::new(fixture.memory.clone());
-        let reopened = Meta::open::<false>(&counted).unwrap();
+        let reopened = Index::<false>::open(&counted).unwrap();
         assert_eq!(counted.pages_read(), vec![0], "the header only");
         let group = u64::from(reopened.index.inline[0].page);
         counted.reset();
@@ -744,7 +772,7 @@ mod tests {
         assert_eq!(counted.pages_read(), vec![group], "the group alone");
         // The heap index of the same table reads its group at the open instead.
         counted.reset();
-        let held = Meta::open::<true>(&counted).unwrap();
+        let held = Index::<true>::open(&counted).unwrap();
         assert_eq!(counted.pages_read(), vec![0, group]);
         counted.reset();
         assert_eq!(

@@ -25,7 +25,6 @@
 //! no leaf touched), so a canister upgrades and keeps every row.
 
 use super::group::{self, Entry, ENTRIES_PER_GROUP, ENTRY_BYTES, INLINE_ENTRIES};
-use super::index::Index;
 use super::page::{self, PageNo, PAGE_BYTES};
 use crate::error::StoreError;
 use ic_stable_structures::Memory;
@@ -67,12 +66,14 @@ pub struct Meta {
     free_head: PageNo,
 }
 
-/// What an open finds.
-pub struct Opened<const HEAP_LEAVES: bool> {
+/// What an open finds in the header (the index is built from it by `super::index`).
+pub struct Opened {
     /// The header.
     pub meta: Meta,
-    /// The leaves.
-    pub index: Index<HEAP_LEAVES>,
+    /// The index's upper level: one entry per group.
+    pub groups: Vec<Entry>,
+    /// Leaves the header counts.
+    pub leaves: usize,
     /// The row count, if the header's is exact.
     pub rows: Option<u64>,
 }
@@ -82,13 +83,11 @@ fn corrupt(what: impl std::fmt::Display) -> StoreError {
 }
 
 impl Meta {
-    /// Reads the store in `memory`, or creates an empty one if the memory is empty. Refuses
-    /// memory that holds anything else, writing nothing. Reads the header and at most one
-    /// index page, at any table size (layout 1 excepted: its first open reads its whole
-    /// index once, to convert it).
-    pub fn open<const HEAP_LEAVES: bool>(
-        memory: &impl Memory,
-    ) -> Result<Opened<HEAP_LEAVES>, StoreError> {
+    /// Reads the header of the store in `memory`, or creates an empty store if the memory is
+    /// empty. Refuses memory that holds anything else, writing nothing. Reads the header
+    /// alone, at any table size (layout 1 excepted: its first open reads its whole index
+    /// once, to convert it).
+    pub fn open(memory: &impl Memory) -> Result<Opened, StoreError> {
         if memory.size() == 0 {
             if memory.grow(1) < 0 {
                 return Err(StoreError::storage(
@@ -107,7 +106,8 @@ impl Meta {
             page::write_u64(memory, 0, ROWS, 0);
             return Ok(Opened {
                 meta,
-                index: Index::default(),
+                groups: Vec::new(),
+                leaves: 0,
                 rows: Some(0),
             });
         }
@@ -135,16 +135,33 @@ impl Meta {
                 )))
             }
         };
-        let index = Index::load(memory, &groups, leaves, meta.page_count)?;
         let mut exact = [0; 1];
         page::read(memory, 0, ROWS_EXACT, &mut exact);
         let rows = (exact[0] == 1).then(|| page::read_u64(memory, 0, ROWS));
-        Ok(Opened { meta, index, rows })
+        Ok(Opened {
+            meta,
+            groups,
+            leaves,
+            rows,
+        })
     }
 
     /// Pages the store uses, the header included.
     pub fn page_count(&self) -> u32 {
         self.page_count
+    }
+
+    /// `page` if a leaf can be there (neither the header nor past the pages in use): an index
+    /// entry read from a corrupt page must not send a lookup to the header or to memory
+    /// the store does not use.
+    pub fn leaf_page(&self, page: PageNo) -> Result<PageNo, StoreError> {
+        if page == 0 || page >= self.page_count {
+            return Err(StoreError::storage(
+                "reading the page tree's index",
+                format!("leaf page {page} is impossible"),
+            ));
+        }
+        Ok(page)
     }
 
     /// Converts a layout-1 store to layout 2: its index pages go to the free pages and its
@@ -309,26 +326,26 @@ mod tests {
     #[test]
     fn the_row_count_round_trips_and_foreign_memory_is_refused() {
         let memory = VectorMemory::default();
-        let opened = Meta::open::<true>(&memory).unwrap();
+        let opened = Meta::open(&memory).unwrap();
         assert_eq!(opened.rows, Some(0));
         Meta::write_rows(&memory, Some(42));
-        assert_eq!(Meta::open::<true>(&memory).unwrap().rows, Some(42));
+        assert_eq!(Meta::open(&memory).unwrap().rows, Some(42));
         Meta::write_rows(&memory, None);
-        assert_eq!(Meta::open::<true>(&memory).unwrap().rows, None);
+        assert_eq!(Meta::open(&memory).unwrap().rows, None);
 
         let foreign = VectorMemory::default();
         foreign.grow(1);
         foreign.write(0, b"BTR");
-        assert!(Meta::open::<true>(&foreign).is_err());
+        assert!(Meta::open(&foreign).is_err());
     }
 
     #[test]
     fn an_unknown_layout_version_is_refused_and_left_as_it_was() {
         let memory = VectorMemory::default();
-        Meta::open::<true>(&memory).unwrap();
+        Meta::open(&memory).unwrap();
         page::write_u32(&memory, 0, 8, 3);
         let before = memory.borrow().clone();
-        let error = Meta::open::<true>(&memory).err().unwrap();
+        let error = Meta::open(&memory).err().unwrap();
         assert!(error.to_string().contains("layout version 3"), "{error}");
         assert_eq!(*memory.borrow(), before);
     }
@@ -336,7 +353,7 @@ mod tests {
     #[test]
     fn freed_pages_are_reused() {
         let memory = VectorMemory::default();
-        let mut meta = Meta::open::<true>(&memory).unwrap().meta;
+        let mut meta = Meta::open(&memory).unwrap().meta;
         let a = meta.allocate(&memory, 0).unwrap();
         let b = meta.allocate(&memory, 0).unwrap();
         meta.free(&memory, a, 0);

@@ -121,7 +121,7 @@ impl<M: Memory> PerRequestPageTree<M> {
 impl<M: Memory, const HEAP_LEAVES: bool> PageTreeStore<M, HEAP_LEAVES> {
     /// Opens the table with the index held as `HEAP_LEAVES` says.
     fn open_held(memory: M) -> Result<Self, StoreError> {
-        let opened = Meta::open(&memory)?;
+        let opened = Index::open(&memory)?;
         let mut store = PageTreeStore {
             memory,
             meta: opened.meta,
@@ -184,7 +184,10 @@ impl<M: Memory, const HEAP_LEAVES: bool> PageTreeStore<M, HEAP_LEAVES> {
 
     /// The leaf at index `position`.
     fn leaf_at(&self, position: Pos) -> Result<Leaf<'_, M>, StoreError> {
-        Leaf::load(&self.memory, self.index.page(&self.memory, position))
+        let page = self
+            .meta
+            .leaf_page(self.index.page(&self.memory, position))?;
+        Leaf::load(&self.memory, page)
     }
 
     /// The leaf that holds (or would hold) `id`, its index position, and where `id` is in it.
@@ -192,7 +195,7 @@ impl<M: Memory, const HEAP_LEAVES: bool> PageTreeStore<M, HEAP_LEAVES> {
         let Some((position, page)) = self.index.leaf_for(&self.memory, id)? else {
             return Ok(None);
         };
-        let leaf = Leaf::load(&self.memory, page)?;
+        let leaf = Leaf::load(&self.memory, self.meta.leaf_page(page)?)?;
         let found = leaf.search(id)?;
         Ok(Some((position, leaf, found)))
     }
@@ -223,7 +226,7 @@ impl<M: Memory, const HEAP_LEAVES: bool> PageTreeStore<M, HEAP_LEAVES> {
             .index
             .leaf_for(&self.memory, id)?
             .ok_or_else(|| StoreError::storage("inserting a user", "no leaf"))?;
-        let mut leaf = Leaf::load(&self.memory, page)?;
+        let mut leaf = Leaf::load(&self.memory, self.meta.leaf_page(page)?)?;
         let at = match leaf.search(id)? {
             Ok(_) => return Err(StoreError::DuplicateId { id }),
             Err(at) => at,
@@ -661,7 +664,7 @@ impl<M: Memory, const HEAP_LEAVES: bool> UserStore for PageTreeStore<M, HEAP_LEA
 /// names shared or not (for tests of the index's build).
 #[cfg(test)]
 pub(crate) fn write_without_name_index<M: Memory + Clone>(memory: &M, rows: &[User]) {
-    let opened = Meta::open(memory).expect("a fresh store");
+    let opened = Index::open(memory).expect("a fresh store");
     let mut store: PageTreeStore<M> = PageTreeStore {
         memory: memory.clone(),
         meta: opened.meta,
@@ -992,6 +995,48 @@ mod tests {
             after = Some(last.id);
         }
         assert_eq!(seen, rows);
+    }
+
+    #[test]
+    fn opened_per_request_an_impossible_leaf_page_in_the_index_fails_the_call_and_writes_nothing() {
+        let memory = VectorMemory::default();
+        let mut store = PageTreeStore::open(memory.clone()).unwrap();
+        let users: Vec<User> = (0..3_000u64).map(|i| user(i * 10)).collect();
+        store.insert_batch(&users).unwrap();
+        store.close().unwrap();
+        // The one group's page: the header's upper level starts at byte 40, an entry is the
+        // key (u64) then the page (u32) (meta.rs); the group's entries start at byte 16,
+        // 12 bytes each (index.rs).
+        let group = page::read_u32(&memory, 0, 40 + 8);
+        let third_leaf = 16 + 2 * 12;
+        let key = page::read_u64(&memory, group, third_leaf);
+        let page_count = page::read_u32(&memory, 0, 12);
+        let pristine = memory.borrow().clone();
+        for impossible in [0, page_count, page_count + 1_000] {
+            let memory: VectorMemory = std::rc::Rc::new(std::cell::RefCell::new(pristine.clone()));
+            page::write_u32(&memory, group, third_leaf + 8, impossible);
+            let mut per_request = PerRequestPageTree::open_per_request(memory.clone()).unwrap();
+            let before = memory.borrow().clone();
+            let error = per_request.get(key).unwrap_err();
+            assert!(
+                error.to_string().contains("impossible"),
+                "page {impossible}: {error}"
+            );
+            assert!(per_request.insert(user(key + 1)).is_err());
+            assert!(per_request.delete(key).is_err());
+            assert_eq!(
+                per_request.get(0),
+                Ok(user(0)),
+                "the other leaves still read"
+            );
+            assert_eq!(
+                *memory.borrow(),
+                before,
+                "page {impossible}: nothing written"
+            );
+            // The heap-held index checks the group's entries at its open.
+            assert!(PageTreeStore::open(memory.clone()).is_err());
+        }
     }
 
     #[test]
