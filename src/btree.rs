@@ -313,11 +313,13 @@ impl<M: Memory> UserStore for BTreeStore<M> {
         // what this batch removed. Then the names.
         let mut removed = Vec::with_capacity(ids.len());
         for id in ids {
-            match self
-                .users
-                .remove(id)
-                .filter(|_| name_index::is_row_key(*id))
-            {
+            // A key above every id is the name index's, never a row: not removed.
+            let found = if name_index::is_row_key(*id) {
+                self.users.remove(id)
+            } else {
+                None
+            };
+            match found {
                 Some(username) => removed.push((*id, username)),
                 None => {
                     for (id, username) in removed.into_iter().rev() {

@@ -549,8 +549,10 @@ impl UserStore for SqlTable {
 
     fn update_batch(&mut self, users: &[User]) -> Result<u64, StoreError> {
         limits::check_batch(users)?;
-        if self.config.journal_mode == JournalMode::Off {
-            // Nothing could roll a failed row back: every row is checked first.
+        // Without a journal nothing could roll a failed row back: every row is checked
+        // first, in the order the transaction applies them, and not again inside it.
+        let checked_first = self.config.journal_mode == JournalMode::Off;
+        if checked_first {
             unique::check_update_batch(self, users)?;
         }
         self.in_transaction(|statements, _| {
@@ -563,7 +565,7 @@ impl UserStore for SqlTable {
                     continue;
                 }
                 let rowid = to_rowid(user.id).ok_or(StoreError::NotFound { id: user.id })?;
-                if held_by_other(statements, &user.username, rowid)? {
+                if !checked_first && held_by_other(statements, &user.username, rowid)? {
                     return Err(unique::taken(&user.username));
                 }
                 update
