@@ -8,10 +8,15 @@
 //! batch that might not fit, with
 //! [`StoreError::LimitExceeded`] whose `max` is the number of rows that do fit.
 //!
-//! With the IC's limit and [`MAX_BATCH_SIZE`](crate::limits::MAX_BATCH_SIZE) rows of at most
-//! 600,000 instructions each, every batch the size limit lets through fits; the check bites
-//! when a canister is configured with a smaller budget (`InitArgs::instruction_budget`), for
-//! example to cap what one call may cost in cycles.
+//! The bounds are set at about twice the dearest call measured under the IC's current meter
+//! (`per_call_results.yml`), and a test holds every bound above every measured call. With
+//! the IC's limit and [`MAX_BATCH_SIZE`](crate::limits::MAX_BATCH_SIZE) rows at the dearest
+//! bound (under 3 million instructions a row), every batch the size limit lets through fits;
+//! the check bites when a canister is configured with a smaller budget
+//! (`InitArgs::instruction_budget`), for example to cap what one call may cost in cycles. A
+//! budget below an engine's `per_batch` lets no batch through on that engine (SQLite on the
+//! WASI polyfill, whose commit may run a WAL checkpoint): every batch is refused with
+//! `max: 0`, before it runs.
 
 #[cfg(doc)]
 use crate::engine::WriteCost;
@@ -39,7 +44,7 @@ pub fn check_budget(budget: u64) -> Result<(), StoreError> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::engine::{BatchWrite, StorageEngine};
+    use crate::engine::{BatchWrite, StorageEngine, WriteCost};
 
     /// Every engine's bounds let the largest batch through under the IC's limit.
     pub(crate) fn assert_every_batch_fits<E: StorageEngine>() {
@@ -51,6 +56,68 @@ pub(crate) mod tests {
                 std::any::type_name::<E>()
             );
         }
+    }
+
+    /// Every engine's bound covers every write measured in `per_call_results.yml`: each
+    /// message of each batch size, under both meters, on both table states (a bound below a
+    /// measured call would let a configured budget be overrun).
+    #[cfg(feature = "sqlite")]
+    #[test]
+    fn every_bound_covers_every_write_measured() {
+        use crate::page_tree::PageTreeStore;
+        use crate::{engine::EngineMemory, BTreeCanisterStore, SqliteStore, StableSqliteStore};
+        use serde_yaml::Value;
+
+        fn bound_of(engine: &str, write: BatchWrite) -> Option<WriteCost> {
+            Some(match engine {
+                "btree" => BTreeCanisterStore::write_cost(write),
+                "page_tree" => PageTreeStore::<EngineMemory>::write_cost(write),
+                stable if stable.starts_with("stable_sqlite_") => {
+                    StableSqliteStore::write_cost(write)
+                }
+                wasi if wasi.starts_with("sqlite_") => SqliteStore::write_cost(write),
+                // The peer (ic_sqlite_vfs) is not ours: it has no budget check.
+                _ => return None,
+            })
+        }
+
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/per_call_results.yml");
+        let text = std::fs::read_to_string(path).expect("per_call_results.yml");
+        let results: Value = serde_yaml::from_str(&text).expect("YAML");
+        let mut checked = 0;
+        let meters = results["calls"].as_mapping().expect("calls by meter");
+        for states in meters.values() {
+            for engines in states.as_mapping().expect("states").values() {
+                for (engine, workloads) in engines.as_mapping().expect("engines") {
+                    let engine = engine.as_str().expect("an engine's name");
+                    for (workload, call) in workloads.as_mapping().expect("workloads") {
+                        let workload = workload.as_str().expect("a workload's name");
+                        if call["mode"].as_str() != Some("update") {
+                            continue;
+                        }
+                        let write = match workload.split('_').next() {
+                            Some("insert" | "reinsert") => BatchWrite::Insert,
+                            Some("update") => BatchWrite::Update,
+                            Some("delete") => BatchWrite::Delete,
+                            _ => panic!("{engine}: {workload}: which write is it?"),
+                        };
+                        let Some(cost) = bound_of(engine, write) else {
+                            continue;
+                        };
+                        let rows = call["rows"].as_u64().expect("rows");
+                        // The figures are per row: the dearest message over its rows.
+                        let dearest = call["instructions"]["max"].as_u64().expect("max") * rows;
+                        let bound = cost.per_batch + cost.per_row * rows;
+                        assert!(
+                            bound >= dearest,
+                            "{engine} {workload}: bound {bound} below the measured {dearest}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 100, "only {checked} writes found");
     }
 
     #[test]
