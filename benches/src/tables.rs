@@ -121,21 +121,45 @@ impl TableSize {
     }
 }
 
-/// The preloaded user with this id: a username of exactly [`USERNAME_BYTES`] bytes.
+/// The preloaded user with this id: a username of exactly [`USERNAME_BYTES`] bytes, its own
+/// (usernames are unique), in an order unrelated to the ids ([`scrambled`]).
 pub fn preloaded_user(id: u64) -> User {
     User::new(
         id,
-        format!("user-{id:0>width$}", width = USERNAME_BYTES - 5),
+        format!(
+            "user-{:0>width$}",
+            scrambled(id),
+            width = USERNAME_BYTES - 5
+        ),
     )
 }
 
 /// The user with this id renamed: another username of exactly [`USERNAME_BYTES`] bytes, its
-/// own (usernames are unique, so every renamed user needs one of its own).
+/// own, never a preloaded user's (its prefix differs).
 pub fn renamed_user(id: u64) -> User {
     User::new(
         id,
-        format!("renamed-{id:0>width$}", width = USERNAME_BYTES - 8),
+        format!(
+            "renamed-{:0>width$}",
+            scrambled(id),
+            width = USERNAME_BYTES - 8
+        ),
     )
+}
+
+/// `id` mixed into a number whose order says nothing of the id's, one to one (so that two
+/// ids never share a name): the finalizer of the SplitMix64 generator, an invertible
+/// sequence of xor-shifts and odd multiplications.
+///
+/// Why: real usernames do not follow the order users joined in. Names that did (the id
+/// zero-padded) would keep the names of a batch of neighbouring ids next to each other in
+/// an index ordered by name (SQLite's, redb's), and every batch would touch a few index
+/// pages instead of one per name.
+pub fn scrambled(id: u64) -> u64 {
+    let mut mixed = id;
+    mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    mixed ^ (mixed >> 31)
 }
 
 /// The preloaded users at positions `from..from + count` (ids `position × ID_STEP`).
@@ -150,11 +174,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn usernames_are_unique_and_their_order_is_unrelated_to_the_ids() {
+        let ids: Vec<u64> = (0..20_000u64).map(|position| position * ID_STEP).collect();
+        let mut names: Vec<String> = ids
+            .iter()
+            .flat_map(|id| [preloaded_user(*id).username, renamed_user(*id).username])
+            .collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), 2 * ids.len(), "every name its own");
+        // Names in id order rise about half the time, as a random order's would (the ids
+        // zero-padded rose every time).
+        let rises = ids
+            .windows(2)
+            .filter(|pair| preloaded_user(pair[0]).username < preloaded_user(pair[1]).username)
+            .count();
+        let share = rises as f64 / (ids.len() - 1) as f64;
+        assert!((0.45..0.55).contains(&share), "{share}");
+        // A batch of 1,000 neighbouring ids lands all over the name order.
+        let mut all: Vec<String> = ids.iter().map(|id| preloaded_user(*id).username).collect();
+        all.sort();
+        let batch: Vec<usize> = ids[5_000..6_000]
+            .iter()
+            .map(|id| {
+                all.binary_search(&preloaded_user(*id).username)
+                    .unwrap_or(0)
+            })
+            .collect();
+        let spread = batch.iter().max().unwrap_or(&0) - batch.iter().min().unwrap_or(&0);
+        assert!(spread > ids.len() * 9 / 10, "{spread}");
+    }
+
+    #[test]
     fn usernames_have_the_published_length() {
         assert_eq!(preloaded_user(0).username.len(), USERNAME_BYTES);
         assert_eq!(renamed_user(0).username.len(), USERNAME_BYTES);
         assert_ne!(renamed_user(7).username, preloaded_user(7).username);
         assert_eq!(preloaded_user(9_999_990).username.len(), USERNAME_BYTES);
+        assert_eq!(preloaded_user(u64::MAX).username.len(), USERNAME_BYTES);
     }
 
     #[test]
