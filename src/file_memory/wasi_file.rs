@@ -27,28 +27,36 @@ impl WasiFile {
         let path = path
             .to_str()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path is not UTF-8"))?;
-        let directories = get_directories();
-        let (directory, relative) = directories
-            .iter()
-            .filter_map(|(directory, guest)| Some((directory, relative_to(guest, path)?)))
-            .max_by_key(|(_, relative)| std::cmp::Reverse(relative.len()))
-            .ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!("{path} is in no preopened directory"),
+        PREOPENS.with(|directories| {
+            let (directory, relative) = directories
+                .iter()
+                .filter_map(|(directory, guest)| Some((directory, relative_to(guest, path)?)))
+                .max_by_key(|(_, relative)| std::cmp::Reverse(relative.len()))
+                .ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::NotFound,
+                        format!("{path} is in no preopened directory"),
+                    )
+                })?;
+            let descriptor = directory
+                .open_at(
+                    // As `std::fs` opens: a symbolic link to the data file is followed.
+                    PathFlags::SYMLINK_FOLLOW,
+                    relative,
+                    OpenFlags::CREATE,
+                    DescriptorFlags::READ | DescriptorFlags::WRITE,
                 )
-            })?;
-        let descriptor = directory
-            .open_at(
-                // As `std::fs` opens: a symbolic link to the data file is followed.
-                PathFlags::SYMLINK_FOLLOW,
-                relative,
-                OpenFlags::CREATE,
-                DescriptorFlags::READ | DescriptorFlags::WRITE,
-            )
-            .map_err(|code| error(code, None))?;
-        Ok(Self { descriptor })
+                .map_err(|code| error(code, None))?;
+            Ok(Self { descriptor })
+        })
     }
+}
+
+thread_local! {
+    /// The host's preopened directories, asked once per instance: a [`FileMemory`](super::FileMemory)
+    /// opens two files (the data and its journal), and the list does not change while the
+    /// instance lives.
+    static PREOPENS: Vec<(Descriptor, String)> = get_directories();
 }
 
 impl DiskFile for WasiFile {
