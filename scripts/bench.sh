@@ -12,6 +12,9 @@
 #                                    STABLE_STRUCTURES_GIT=<clone of dfinity/stable-structures>
 #                                    also the node-cache peer: scripts/node_cache_peer.sh),
 #                                    the edge benchmark included (below)
+#        scripts/bench.sh --canisters
+#                                    the same without the edge benchmark (on 2 cores about
+#                                    45 minutes; the edge run adds about 90)
 #        scripts/bench.sh --edge     only the edge benchmark: every [[edge]] configuration of
 #                                    canisters/engines.toml on the real `wasmtime serve`, on
 #                                    1,000,000-row aged tables, then each one's Wasm
@@ -49,6 +52,8 @@ ensure_python_yaml
 cd "$ROOT"
 
 mode=persist
+# Whether the full run measures the edge too.
+with_edge=1
 # The edge benchmark's arguments: the timed run with its counts, by default.
 edge_args=(--out "$ROOT/edge_results.yml")
 # The largest table of the size sweep: the full run measures the sizes up to it again (the
@@ -57,11 +62,12 @@ sizes_up_to=100000
 case "${1:-}" in
   "") ;;
   --check) mode=check ;;
+  --canisters) with_edge=0 ;;
   --edge) mode=edge ;;
   --edge-counts) mode=edge; edge_args=(--instructions-only --requests 50 --batch-requests 3
                                        --out "$ROOT/edge_instructions.yml") ;;
   --sizes) mode=sizes; sizes_up_to=${2:-1000000} ;;
-  *) echo "usage: scripts/bench.sh [--check | --edge | --edge-counts | --sizes [ROWS]]" >&2
+  *) echo "usage: scripts/bench.sh [--canisters | --check | --edge | --edge-counts | --sizes [ROWS]]" >&2
      exit 2 ;;
 esac
 
@@ -158,8 +164,12 @@ if [ "$mode" = persist ]; then
     runner=("$ROOT/target/debug/icrun" bench)
   fi
   "${runner[@]}" --persist --less-verbose
-  log "the edge benchmark: every [[edge]] configuration on wasmtime serve (edge_results.yml)"
-  edge_bench --out "$ROOT/edge_results.yml"
+  if [ "$with_edge" = 1 ]; then
+    log "the edge benchmark: every [[edge]] configuration on wasmtime serve (edge_results.yml)"
+    edge_bench --out "$ROOT/edge_results.yml"
+  else
+    log "the edge benchmark NOT run (--canisters): edge_results.yml is kept as it was"
+  fi
 fi
 
 log "writing docs/RESULTS.md and docs/charts/"

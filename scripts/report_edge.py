@@ -205,6 +205,27 @@ def ratios(results, table):
     return lines
 
 
+# How benches/src/tables.rs orders the usernames (`USERNAME_ORDER`), as edge-bench records it.
+USERNAMES_UNRELATED = "unrelated to the ids"
+
+
+def usernames_caveat(results):
+    """A warning when the run's usernames followed the ids (runs before edge-bench recorded
+    their order): a name-ordered index then keeps a batch's names together."""
+    if results.get("usernames") == USERNAMES_UNRELATED:
+        return []
+    return [
+        "**This run's usernames followed the ids** (the ids zero-padded, before the benchmark's "
+        "names were made unrelated to them): a name-ordered index (redb's, SQLite's) kept the "
+        "names of a batch of neighbouring ids on a few pages, so their batch figures here are "
+        "lower than with real names (on the IC, the same change made the SQLite engines' "
+        "batches of 1,000 related rows 1.9 to 3.9 times dearer per row, "
+        "[unique-names.md](unique-names.md#what-the-benchmarks-names-do)). The one-row calls "
+        "are not affected.",
+        "",
+    ]
+
+
 def section(path):
     results = load(path)
     if results is None:
@@ -232,6 +253,7 @@ def section(path):
         f"`fdatasync` in the data directory, natively, p50 "
         f"{spread({'f': floor['bare_sync_us']}, 'f')} µs.",
         "",
+    ] + usernames_caveat(results) + [
         "### Latency, a fresh instance per request (wasmtime serve's default): p50 µs",
         "",
     ] + matrix(results, cold, "p50_us", "", with_spread=True) + [

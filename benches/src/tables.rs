@@ -11,6 +11,9 @@ use userstore::{layout, User};
 /// Bytes of every preloaded username (the published benchmark's shape).
 pub const USERNAME_BYTES: usize = 100;
 
+/// How the preloaded usernames are ordered, as the results files record it ([`scrambled`]).
+pub const USERNAME_ORDER: &str = "unrelated to the ids";
+
 /// Distance between two consecutive preloaded ids.
 pub const ID_STEP: u64 = 10;
 

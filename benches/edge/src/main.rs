@@ -79,6 +79,7 @@ fn run() -> Result<(), String> {
     let mut results = Results {
         machine: Machine::read(&wasmtime),
         rows: options.rows,
+        usernames: userstore_benches::tables::USERNAME_ORDER,
         requests: options.requests,
         batch_requests: options.batch_requests,
         runs: options.runs,

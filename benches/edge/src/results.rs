@@ -12,6 +12,9 @@ pub struct Results {
     pub machine: Machine,
     /// Rows of each engine's aged table.
     pub rows: u64,
+    /// How the table's usernames are ordered against the ids
+    /// (`userstore_benches::tables::USERNAME_ORDER`).
+    pub usernames: &'static str,
     /// Requests per run of a one-row workload.
     pub requests: u64,
     /// Requests per run of a 1,000-row workload.
