@@ -14,7 +14,7 @@
 #                                    the edge benchmark included (below)
 #        scripts/bench.sh --canisters
 #                                    the same without the edge benchmark (on 2 cores about
-#                                    45 minutes; the edge run adds about 90)
+#                                    25 minutes; the edge run adds about 90)
 #        scripts/bench.sh --edge     only the edge benchmark: every [[edge]] configuration of
 #                                    canisters/engines.toml on the real `wasmtime serve`, on
 #                                    1,000,000-row aged tables, then each one's Wasm
