@@ -215,8 +215,8 @@ def section(path, chart_dir, chart_link, svg_chart):
         "",
         "From `size_results.yml` (`scripts/bench.sh --sizes`; `bench-calls --sizes`). One "
         "configuration of every engine (the one the per-call suite traces) and the "
-        "ic-sqlite-vfs peer, on tables of exactly the size given (ids 0, 10, ..., 100-byte "
-        "names), aged (filled in a random order) and ascending, each workload on a fresh copy "
+        "ic-sqlite-vfs peer, on tables of exactly the size given (ids 0, 10, ..., unique "
+        "100-byte names in an order unrelated to the ids), aged (filled in a random order) and ascending, each workload on a fresh copy "
         "of the filled table: 200 messages of each one-row call, 50 of each read of many "
         "rows, 3 of each 1,000-row batch after 1 unmeasured. Rows measured (aged): "
         + "; ".join(measured) + ". The sizes an engine lacks were not measured: "
