@@ -14,9 +14,9 @@
 //! bound (under 3 million instructions a row), every batch the size limit lets through fits;
 //! the check bites when a canister is configured with a smaller budget
 //! (`InitArgs::instruction_budget`), for example to cap what one call may cost in cycles. A
-//! budget below an engine's `per_batch` lets no batch through on that engine (SQLite on the
-//! WASI polyfill, whose commit may run a WAL checkpoint): every batch is refused with
-//! `max: 0`, before it runs.
+//! budget below an engine's `per_batch` would let no batch through on that engine (SQLite on
+//! the WASI polyfill, whose commit may run a WAL checkpoint), so [`MIN_INSTRUCTION_BUDGET`]
+//! lies above every engine's.
 
 #[cfg(doc)]
 use crate::engine::WriteCost;
@@ -27,8 +27,11 @@ use crate::error::StoreError;
 pub const UPDATE_INSTRUCTION_LIMIT: u64 = 40_000_000_000;
 
 /// The smallest instruction budget a canister accepts: enough for the fixed part of a
-/// SQLite batch and a few hundred rows of any write.
-pub const MIN_INSTRUCTION_BUDGET: u64 = 100_000_000;
+/// SQLite batch (a WAL checkpoint under the IC's current meter, 250 million in its bound) and a
+/// few hundred rows of any write. Checked when a budget is given, at install or upgrade; an
+/// upgrade without one keeps the canister's, so a canister installed with a smaller budget
+/// still upgrades.
+pub const MIN_INSTRUCTION_BUDGET: u64 = 1_000_000_000;
 
 /// Checks a configured budget: from [`MIN_INSTRUCTION_BUDGET`] to [`UPDATE_INSTRUCTION_LIMIT`].
 pub fn check_budget(budget: u64) -> Result<(), StoreError> {
