@@ -79,7 +79,9 @@ pub(crate) mod tests {
                     StableSqliteStore::write_cost(write)
                 }
                 wasi if wasi.starts_with("sqlite_") => SqliteStore::write_cost(write),
-                // The peer (ic_sqlite_vfs) is not ours: it has no budget check.
+                // The peer (ic_sqlite_vfs) runs this budget check too, but its bounds live in
+                // its own workspace (canisters/ic-sqlite-vfs), which this crate cannot link;
+                // they are not yet held to the measured figures (issue 26's note).
                 _ => return None,
             })
         }
