@@ -69,7 +69,7 @@ pub(crate) mod tests {
     fn every_bound_covers_every_write_measured() {
         use crate::page_tree::PageTreeStore;
         use crate::{engine::EngineMemory, BTreeCanisterStore, SqliteStore, StableSqliteStore};
-        use serde_yaml::Value;
+        use measured_writes::{measured_writes, WriteKind, RESULTS};
 
         fn bound_of(engine: &str, write: BatchWrite) -> Option<WriteCost> {
             Some(match engine {
@@ -79,48 +79,25 @@ pub(crate) mod tests {
                     StableSqliteStore::write_cost(write)
                 }
                 wasi if wasi.starts_with("sqlite_") => SqliteStore::write_cost(write),
-                // The peer (ic_sqlite_vfs) runs this budget check too, but its bounds live in
-                // its own workspace (canisters/ic-sqlite-vfs), which this crate cannot link;
-                // they are not yet held to the measured figures (issue 26's note).
+                // The peer's bounds live in its own workspace (canisters/ic-sqlite-vfs), which
+                // this crate cannot link; its own test holds them to the same results.
                 _ => return None,
             })
         }
 
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/per_call_results.yml");
-        let text = std::fs::read_to_string(path).expect("per_call_results.yml");
-        let results: Value = serde_yaml::from_str(&text).expect("YAML");
         let mut checked = 0;
-        let meters = results["calls"].as_mapping().expect("calls by meter");
-        for states in meters.values() {
-            for engines in states.as_mapping().expect("states").values() {
-                for (engine, workloads) in engines.as_mapping().expect("engines") {
-                    let engine = engine.as_str().expect("an engine's name");
-                    for (workload, call) in workloads.as_mapping().expect("workloads") {
-                        let workload = workload.as_str().expect("a workload's name");
-                        if call["mode"].as_str() != Some("update") {
-                            continue;
-                        }
-                        let write = match workload.split('_').next() {
-                            Some("insert" | "reinsert") => BatchWrite::Insert,
-                            Some("update") => BatchWrite::Update,
-                            Some("delete") => BatchWrite::Delete,
-                            _ => panic!("{engine}: {workload}: which write is it?"),
-                        };
-                        let Some(cost) = bound_of(engine, write) else {
-                            continue;
-                        };
-                        let rows = call["rows"].as_u64().expect("rows");
-                        // The figures are per row: the dearest message over its rows.
-                        let dearest = call["instructions"]["max"].as_u64().expect("max") * rows;
-                        let bound = cost.per_batch + cost.per_row * rows;
-                        assert!(
-                            bound >= dearest,
-                            "{engine} {workload}: bound {bound} below the measured {dearest}"
-                        );
-                        checked += 1;
-                    }
-                }
-            }
+        for measured in measured_writes(RESULTS).expect("the committed per-call results") {
+            let write = match measured.kind {
+                WriteKind::Insert => BatchWrite::Insert,
+                WriteKind::Update => BatchWrite::Update,
+                WriteKind::Delete => BatchWrite::Delete,
+            };
+            let Some(cost) = bound_of(&measured.engine, write) else {
+                continue;
+            };
+            let bound = cost.per_batch + cost.per_row * measured.rows;
+            assert!(bound >= measured.dearest, "bound {bound} below {measured:?}");
+            checked += 1;
         }
         assert!(checked > 100, "only {checked} writes found");
     }
