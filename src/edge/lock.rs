@@ -27,8 +27,8 @@
 //!
 //! Whoever wins the next exclusive create after a break holds the lock; the others keep waiting
 //! (short sleeps) until the deadline (`USERSTORE_LOCK_WAIT_MS`), then the request is answered
-//! 503. The data stays consistent even across a break: the `FileMemory` journal makes a
-//! commit atomic and its recovery replays or discards an interrupted one at the next open.
+//! 503. The data stays consistent even across a break: the `FileMemory` log makes a commit
+//! atomic, and an interrupted one is a torn record that the next open ignores.
 
 use crate::edge::failure::Failure;
 use crate::error::StoreError;

@@ -10,11 +10,11 @@
 //!    route, wrong method, oversize or malformed body), and [`auth::authorize`] checks a
 //!    write's bearer token, before any file is touched;
 //! 2. [`lock::Lock`] takes the data file's lock file (reads too: a reader must not see a
-//!    writer's apply half done);
+//!    writer's log append or checkpoint half done);
 //! 3. the data file is opened as a `FileMemory`, its first 64 KiB page holds the [`header`]
 //!    that records which engine owns the data, and the engine gets the pages after it;
 //! 4. [`api::execute`] runs the call; a successful write is committed (atomically, by the
-//!    `FileMemory` journal), everything else is rolled back, so a read never writes.
+//!    `FileMemory` log), everything else is rolled back, so a read never writes.
 //!
 //! The host's settings come from its environment ([`config`]). On WASI, `wasi_http` is the
 //! `wasi:http/proxy` glue the components share: it reads the request and writes the response.

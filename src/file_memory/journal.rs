@@ -1,6 +1,7 @@
-//! The redo journal of one commit: the memory's new size and every 4 KiB block the request
-//! changed, with a checksum over all of it, written and synced before the data file is
-//! touched.
+//! The earlier format's redo journal, read at open to complete a commit it left half applied
+//! (the write-ahead log, [`super::log`], replaced it). It held one commit: the memory's new
+//! size and every 4 KiB block the request changed, with a checksum over all of it, written
+//! and synced before the data file was touched.
 //!
 //! ```text
 //! 0   magic  "USJRNL" 0 1       8 bytes
@@ -40,6 +41,12 @@ pub enum Found {
     Torn,
 }
 
+/// Whether `start`, a file's first bytes, is this journal's (a complete one or a torn one).
+pub fn is_journal(start: &[u8]) -> bool {
+    start.starts_with(&MAGIC)
+}
+
+#[cfg(test)]
 /// The journal file's bytes for a commit of `blocks` that leaves the memory `size_bytes` long.
 pub fn encode<'a>(
     size_bytes: u64,

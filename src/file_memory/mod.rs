@@ -8,32 +8,39 @@
 //! an arbitrary subset of the writes not yet synced. The engines assume the IC's rollback, so
 //! this memory gives it back:
 //! - a request's writes stay in the heap, as dirty 4 KiB blocks, until [`FileMemory::commit`]
-//!   (reads see them; the file does not); what it reads of the file is read in 64 KiB units,
+//!   (reads see them; the files do not); what it reads of the file is read in 64 KiB units,
 //!   each once per open;
-//! - the commit writes every dirty block to a redo journal beside the file and syncs it (the
-//!   commit point), then writes the blocks to the file, syncs it, and empties the journal
-//!   ([`journal`] has the format);
-//! - opening replays a complete journal (its checksum matches) and discards a torn one.
+//! - the commit appends every dirty block to a write-ahead log beside the file and syncs it:
+//!   **the commit point, and the commit's only sync** ([`log`] has the format);
+//! - reads see the log's blocks over the file's; when the log passes
+//!   [`DEFAULT_CHECKPOINT_BYTES`], the commit that passed it also copies the log's blocks into
+//!   the file, syncs the file, and starts the next generation of the log in its other file
+//!   (a checkpoint: one more sync, once every so many commits);
+//! - opening reads the log's valid records (a torn or unsynced append ends it) and lays them
+//!   over the file.
 //!
-//! After a kill or a power cut at any instant the file holds either the whole of a commit or
-//! none of it, and a commit that returned `Ok` is never lost. A commit costs two syncs: the
-//! journal's, and the file's before the journal may be reused. The `tests` module holds both
-//! claims against a simulated disk that drops unsynced writes at every crash point
-//! ([`sim`]).
+//! After a kill or a power cut at any instant the memory holds either the whole of a commit or
+//! none of it, and a commit that returned `Ok` is never lost. The `tests` module holds both
+//! claims against a simulated disk that drops unsynced writes at every crash point ([`sim`]).
+//! A log left by the earlier format (a redo journal, [`journal`], applied with two syncs) is
+//! completed at open.
 //!
 //! # Exclusive access
-//! One `FileMemory` must be the only writer of its file while it is open, and no reader may
-//! look at the file while a commit applies: the caller serializes requests (the edge layer's
-//! lock file). Two handles of one `FileMemory` ([`Clone`]) share its state.
+//! One `FileMemory` must be the only writer of its files while it is open, and no reader may
+//! look at them while a commit writes: the caller serializes requests (the edge layer's lock
+//! file). Two handles of one `FileMemory` ([`Clone`]) share its state.
 //!
 //! # Errors
 //! [`Memory`]'s methods return no errors: a failed read of the file panics (in a Wasm
 //! component, a trap that ends the request with nothing committed). A failed commit returns
-//! [`StoreError::Storage`] and leaves the file as before the commit or, if it failed after
-//! the journal was synced, as the next open will complete it.
+//! [`StoreError::Storage`], and the next open finds the commit whole (its log record was
+//! synced) or not at all. A checkpoint that fails after its commit's record was synced does
+//! not fail the commit, which is durable: the log keeps the blocks and the next commit tries
+//! the checkpoint again.
 
 mod disk;
 mod journal;
+mod log;
 #[cfg(any(test, all(target_os = "wasi", target_env = "p2")))]
 mod preopen;
 pub mod sim;
@@ -54,8 +61,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-/// The unit of change tracking and of the journal: a 4 KiB OS page (the unit a disk writes
-/// and the IC's meter counts in, docs/metering.md §6).
+/// The unit of change tracking and of the log: a 4 KiB OS page (the unit a disk writes and
+/// the IC's meter counts in, docs/metering.md §6).
 pub const BLOCK_BYTES: usize = 4096;
 
 /// A Wasm page, the unit of [`Memory::size`] and [`Memory::grow`].
@@ -71,14 +78,20 @@ const MAX_CACHED_UNITS: usize = 256;
 /// The largest memory a `FileMemory` grows to unless told otherwise: 2^20 Wasm pages, 64 GiB.
 pub const DEFAULT_MAX_PAGES: u64 = 1 << 20;
 
+/// How long the log grows before a commit checkpoints it, unless told otherwise: 128 KiB.
+/// Every open reads and checks the whole log, and a checkpoint costs one sync: a one-row
+/// write logs a few 4 KiB blocks, so this is several commits per checkpoint for a few 4 KiB
+/// reads' worth of bytes per open (docs/edge.md, "Atomic and durable").
+pub const DEFAULT_CHECKPOINT_BYTES: u64 = 128 * 1024;
+
 /// Counters of the file operations of one `FileMemory`, since it was opened.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct IoCounters {
-    /// Syncs of the file or the journal (`fdatasync`).
+    /// Syncs of the file, the log or the directory (`fdatasync`).
     pub syncs: u64,
-    /// Bytes read from the file and the journal.
+    /// Bytes read from the file and the log.
     pub bytes_read: u64,
-    /// Bytes written to the file and the journal.
+    /// Bytes written to the file and the log.
     pub bytes_written: u64,
     /// Read calls.
     pub reads: u64,
@@ -89,11 +102,14 @@ pub struct IoCounters {
 /// What one [`FileMemory::commit`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CommitReport {
-    /// The 4 KiB blocks written (to the journal, then to the file).
+    /// The 4 KiB blocks committed (appended to the log).
     pub blocks: u64,
-    /// The syncs it made: 0 for a commit with nothing to write, 2 otherwise (3 for the first
-    /// commit of a memory opened by [`FileMemory::open`]: its directory too).
+    /// The syncs it made: 0 for a commit with nothing to write, 1 otherwise; one more when it
+    /// checkpointed the log, and one more for the directory the first time a new file's name
+    /// must survive a power cut.
     pub syncs: u64,
+    /// Whether it checkpointed the log into the file.
+    pub checkpointed: bool,
 }
 
 /// A [`Memory`] on a file with an atomic commit per request (see the module's docs).
@@ -104,65 +120,97 @@ pub struct FileMemory {
 
 struct State {
     data: Box<dyn DiskFile>,
-    journal: Box<dyn DiskFile>,
-    /// The memory's size as committed, in bytes (the data file's length).
+    /// The log's two files: generation `g` lives in `logs[g % 2]`.
+    logs: [Box<dyn DiskFile>; 2],
+    /// The data file's length, in bytes (the memory may be longer: its growth is in the log
+    /// until a checkpoint).
+    file_bytes: u64,
+    /// The memory's size as committed, in bytes.
     committed_bytes: u64,
     /// The memory's size with this request's growth, in bytes.
     size_bytes: u64,
     max_pages: u64,
     /// This request's changed blocks, by block number.
     dirty: BTreeMap<u64, Box<[u8; BLOCK_BYTES]>>,
+    /// The blocks the log holds (the latest of each), laid over the file's.
+    logged: BTreeMap<u64, Box<[u8; BLOCK_BYTES]>>,
+    /// The log's current generation.
+    generation: u64,
+    /// Where the next record goes in the current generation's file; 0 while the generation's
+    /// header is not written yet.
+    log_end: u64,
+    /// The checksum the next record chains from.
+    chain: u64,
+    checkpoint_bytes: u64,
     /// Committed bytes read in this open, by [`READ_UNIT_BYTES`] unit: a request reads each
     /// unit of the file once (a host call per read is most of a small request's time).
     /// (A B-tree map: a lookup here is a few comparisons, where the default hash of a
     /// `HashMap` is most of a small read's instructions on the edge, docs/edge.md.)
     clean: BTreeMap<u64, Box<[u8]>>,
-    /// A file whose directory must be synced before the first commit is relied on (its name
-    /// and its journal's may not be durable yet).
-    unsynced_directory: Option<PathBuf>,
+    /// The directory of the files, where their names live (none on a simulated disk).
+    directory: Option<PathBuf>,
+    /// Whether the directory must be synced before the next commit is relied on: the memory
+    /// is new, and the names of its file and its log may not be durable yet.
+    new_names: bool,
+    /// Per log file, whether it was empty at open: its name is made durable before a
+    /// generation starts in it.
+    log_was_empty: [bool; 2],
     io: IoCounters,
 }
 
 impl FileMemory {
-    /// Opens (or creates) the memory in the file at `path`, its journal at `path` + `-journal`.
-    /// A complete journal left by an interrupted commit is applied first, a torn one
-    /// discarded. The caller must hold exclusive access (the module's docs).
+    /// Opens (or creates) the memory in the file at `path`, its log in `path` + `-journal`
+    /// and `path` + `-journal2`. A commit that an earlier format's journal left half applied
+    /// is completed first. The caller must hold exclusive access (the module's docs).
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let memory = Self::with_files(open_file(path)?, open_file(&journal_path(path))?)?;
-        // A memory with nothing committed may have just created its files: their names are
-        // made durable at its first commit.
+        let memory = Self::with_files(
+            open_file(path)?,
+            [
+                open_file(&sibling(path, "-journal"))?,
+                open_file(&sibling(path, "-journal2"))?,
+            ],
+        )?;
         {
             let mut state = memory.state.borrow_mut();
-            if state.committed_bytes == 0 {
-                state.unsynced_directory = Some(path.to_path_buf());
-            }
+            let directory = path
+                .parent()
+                .filter(|parent| !parent.as_os_str().is_empty());
+            state.directory = directory.map(Path::to_path_buf);
+            // A memory with nothing committed may have just created its files.
+            state.new_names = state.committed_bytes == 0 && state.directory.is_some();
         }
         Ok(memory)
     }
 
-    /// Opens the memory on `data` with its journal in `journal` (any [`DiskFile`]: a real file
-    /// or the simulated disk of [`sim`]), recovering an interrupted commit.
+    /// Opens the memory on `data` with its log in `logs` (any [`DiskFile`]s: real files or
+    /// the simulated disk of [`sim`]), laying the log's valid records over the file.
     pub fn with_files(
         data: Box<dyn DiskFile>,
-        journal: Box<dyn DiskFile>,
+        logs: [Box<dyn DiskFile>; 2],
     ) -> Result<Self, StoreError> {
-        // The length before recovery may be anything a power cut left of an interrupted
-        // commit; recovery settles it from the journal.
-        let length = data
+        let file_bytes = data
             .byte_len()
             .map_err(io_error("reading the file's length"))?;
         let mut state = State {
             data,
-            journal,
-            committed_bytes: length,
-            size_bytes: length,
+            logs,
+            file_bytes,
+            committed_bytes: file_bytes,
+            size_bytes: file_bytes,
             max_pages: DEFAULT_MAX_PAGES,
             dirty: BTreeMap::new(),
+            logged: BTreeMap::new(),
+            generation: 0,
+            log_end: 0,
+            chain: 0,
+            checkpoint_bytes: DEFAULT_CHECKPOINT_BYTES,
             clean: BTreeMap::new(),
-            unsynced_directory: None,
+            directory: None,
+            new_names: false,
+            log_was_empty: [false; 2],
             io: IoCounters::default(),
         };
-        state.recover()?;
+        state.read_log()?;
         if !state.committed_bytes.is_multiple_of(WASM_PAGE_BYTES) {
             return Err(StoreError::storage(
                 "opening a file memory",
@@ -181,6 +229,13 @@ impl FileMemory {
     /// as stable memory does at its limit.
     pub fn with_max_pages(self, max_pages: u64) -> Self {
         self.state.borrow_mut().max_pages = max_pages;
+        self
+    }
+
+    /// Lets the log grow to `bytes` before a commit checkpoints it (at least one record is
+    /// always logged first): fewer syncs per commit for a longer log to read at every open.
+    pub fn with_checkpoint_bytes(self, bytes: u64) -> Self {
+        self.state.borrow_mut().checkpoint_bytes = bytes;
         self
     }
 
@@ -235,39 +290,93 @@ impl Memory for FileMemory {
 }
 
 impl State {
-    /// Applies a complete journal and empties it; empties a torn one.
-    fn recover(&mut self) -> Result<(), StoreError> {
-        let length = self
-            .journal
-            .byte_len()
-            .map_err(io_error("reading the journal's length"))?;
-        if length == 0 {
-            return Ok(());
-        }
-        let length = usize::try_from(length).map_err(|_| {
-            StoreError::storage("reading the journal", "longer than this host can address")
-        })?;
-        let mut bytes = vec![0; length];
-        self.journal
-            .read_at(0, &mut bytes)
-            .map_err(io_error("reading the journal"))?;
-        self.io.reads += 1;
-        self.io.bytes_read += length as u64;
+    /// Completes a commit that the earlier format's redo journal (in the first log file)
+    /// holds: applies it to the file, syncs the file, and empties the journal; empties a torn
+    /// one.
+    fn complete_earlier_journal(&mut self) -> Result<(), StoreError> {
+        let bytes = self.read_whole(0, "the earlier journal")?;
         if let journal::Found::Complete(found) = journal::decode(&bytes) {
             // The file's length may be anything between the old and the new one: set it.
-            self.apply(
-                found.size_bytes,
-                found.blocks.iter().map(|(no, d)| (*no, &**d)),
-                Length::Set,
-            )?;
+            self.data
+                .set_len(found.size_bytes)
+                .map_err(io_error("sizing the file"))?;
+            self.write_blocks(found.blocks.iter().map(|(no, data)| (*no, &**data)))?;
+            self.sync_data()?;
+            self.file_bytes = found.size_bytes;
             self.committed_bytes = found.size_bytes;
             self.size_bytes = found.size_bytes;
         }
         // Complete and applied (the file synced), or torn (never a commit): either way done.
         // Not synced: a journal found again after a crash is replayed again, harmlessly.
-        self.journal
+        self.logs[0]
             .set_len(0)
-            .map_err(io_error("emptying the journal"))
+            .map_err(io_error("emptying the earlier journal"))
+    }
+
+    /// Finds the current generation of the log (the higher valid header of the two files)
+    /// and lays its valid records over the file.
+    fn read_log(&mut self) -> Result<(), StoreError> {
+        let mut current: Option<(usize, log::Header)> = None;
+        for index in 0..2 {
+            let length = self.logs[index]
+                .byte_len()
+                .map_err(io_error("reading the log's length"))?;
+            self.log_was_empty[index] = length == 0;
+            if length < log::HEADER_BYTES as u64 {
+                continue;
+            }
+            let mut bytes = [0u8; log::HEADER_BYTES];
+            self.logs[index]
+                .read_at(0, &mut bytes)
+                .map_err(io_error("reading the log's header"))?;
+            self.io.reads += 1;
+            self.io.bytes_read += bytes.len() as u64;
+            if index == 0 && journal::is_journal(&bytes) {
+                self.complete_earlier_journal()?;
+                continue;
+            }
+            let Some(header) = log::read_header(&bytes) else {
+                continue;
+            };
+            // A header in the wrong file is not one this memory wrote.
+            let in_its_file = header.generation % 2 == index as u64;
+            if in_its_file && current.is_none_or(|(_, best)| header.generation > best.generation) {
+                current = Some((index, header));
+            }
+        }
+        let Some((index, header)) = current else {
+            // No log yet (or none that a commit relied on): the next commit starts one.
+            return Ok(());
+        };
+        let bytes = self.read_whole(index, "the log")?;
+        let scan = log::scan(&bytes, header);
+        self.generation = header.generation;
+        self.log_end = scan.end;
+        self.chain = scan.checksum;
+        for record in scan.records {
+            self.committed_bytes = record.size_bytes;
+            self.logged.extend(record.blocks);
+        }
+        self.size_bytes = self.committed_bytes;
+        Ok(())
+    }
+
+    /// Every byte of log file `index`.
+    fn read_whole(&mut self, index: usize, what: &str) -> Result<Vec<u8>, StoreError> {
+        let reading =
+            |error: std::io::Error| StoreError::storage(&format!("reading {what}"), error);
+        let length = self.logs[index].byte_len().map_err(reading)?;
+        let length = usize::try_from(length).map_err(|_| {
+            StoreError::storage(
+                &format!("reading {what}"),
+                "longer than this host can address",
+            )
+        })?;
+        let mut bytes = vec![0; length];
+        self.logs[index].read_at(0, &mut bytes).map_err(reading)?;
+        self.io.reads += 1;
+        self.io.bytes_read += length as u64;
+        Ok(bytes)
     }
 
     fn commit(&mut self) -> Result<CommitReport, StoreError> {
@@ -277,74 +386,125 @@ impl State {
         let blocks = std::mem::take(&mut self.dirty);
         let size_bytes = self.size_bytes;
         let syncs_before = self.io.syncs;
-        if let Err(error) = self.write_through_journal(size_bytes, &blocks) {
-            // What the file holds is decided at the next open (the journal was synced or it
-            // was not); this request's writes are gone either way.
+        if let Err(error) = self.append(size_bytes, &blocks) {
+            // What the log holds is decided at the next open (the record was synced or it was
+            // not); this request's writes are gone either way.
             self.size_bytes = self.committed_bytes;
             return Err(error);
         }
+        let committed_blocks = blocks.len() as u64;
         self.committed_bytes = size_bytes;
-        // The file changed under the cached units.
-        self.clean.clear();
+        self.logged.extend(blocks);
+        // The commit is durable: a failed checkpoint leaves the log as it is, and the next
+        // commit tries again (the module's docs, "Errors").
+        let checkpointed = self.log_end >= self.checkpoint_bytes && self.checkpoint().is_ok();
         Ok(CommitReport {
-            blocks: blocks.len() as u64,
+            blocks: committed_blocks,
             syncs: self.io.syncs - syncs_before,
+            checkpointed,
         })
     }
 
-    /// The commit itself: journal written and synced, then applied and the file synced, then
-    /// the journal emptied.
-    fn write_through_journal(
+    /// Appends a record of the commit to the current generation's file and syncs it: the
+    /// commit point. Starts the generation's file first if its header is not written yet.
+    fn append(
         &mut self,
         size_bytes: u64,
         blocks: &BTreeMap<u64, Box<[u8; BLOCK_BYTES]>>,
     ) -> Result<(), StoreError> {
-        let encoded = journal::encode(size_bytes, blocks.iter().map(|(no, d)| (*no, &**d)));
-        // Written over the emptied journal; an older, longer journal whose emptying was lost
-        // leaves bytes past its end, which the journal's own length excludes.
-        self.journal
-            .write_at(0, &encoded)
-            .map_err(io_error("writing the journal"))?;
-        self.count_write(encoded.len());
-        self.journal
-            .sync()
-            .map_err(io_error("syncing the journal"))?;
-        self.io.syncs += 1;
-        if let Some(path) = self.unsynced_directory.take() {
-            // The journal is found after a power cut only if its name survives it.
-            sync_parent_directory(&path)?;
-            self.io.syncs += 1;
+        if self.new_names {
+            // The names of a new memory's files must survive a power cut before a commit is
+            // relied on; synced first, so that a failure here leaves nothing committed.
+            self.sync_directory()?;
+            self.new_names = false;
         }
-        self.apply(
+        if self.log_end == 0 {
+            self.start_generation(self.generation)?;
+        }
+        let index = (self.generation % 2) as usize;
+        let (record, checksum) = log::encode_record(
+            self.chain,
+            self.generation,
             size_bytes,
-            blocks.iter().map(|(no, d)| (*no, &**d)),
-            Length::IfGrown,
-        )?;
-        self.journal
-            .set_len(0)
-            .map_err(io_error("emptying the journal"))
+            blocks.iter().map(|(no, data)| (*no, &**data)),
+        );
+        self.logs[index]
+            .write_at(self.log_end, &record)
+            .map_err(io_error("appending to the log"))?;
+        self.count_write(record.len());
+        self.logs[index]
+            .sync()
+            .map_err(io_error("syncing the log"))?;
+        self.io.syncs += 1;
+        self.log_end += record.len() as u64;
+        self.chain = checksum;
+        Ok(())
     }
 
-    /// Writes `blocks` into the file, sets its length to `size_bytes` and syncs it.
-    fn apply<'a>(
-        &mut self,
-        size_bytes: u64,
-        blocks: impl Iterator<Item = (u64, &'a [u8; BLOCK_BYTES])>,
-        length: Length,
-    ) -> Result<(), StoreError> {
-        if length == Length::Set || size_bytes != self.committed_bytes {
+    /// Empties generation `generation`'s file and writes its header, unsynced: the first
+    /// record's sync makes both durable. Until then a power cut may leave the file empty, torn
+    /// or as it was, all of which open as a generation older than the current one (or none).
+    fn start_generation(&mut self, generation: u64) -> Result<(), StoreError> {
+        let index = (generation % 2) as usize;
+        if self.log_was_empty[index] && self.directory.is_some() {
+            // The file was created by this open or one since the last directory sync: its
+            // name must survive a power cut before its records are relied on.
+            self.sync_directory()?;
+            self.log_was_empty[index] = false;
+        }
+        let (header, found) = log::header(generation);
+        self.logs[index]
+            .set_len(0)
+            .map_err(io_error("emptying the log"))?;
+        self.logs[index]
+            .write_at(0, &header)
+            .map_err(io_error("starting the log"))?;
+        self.count_write(header.len());
+        self.generation = generation;
+        self.log_end = log::HEADER_BYTES as u64;
+        self.chain = found.checksum;
+        Ok(())
+    }
+
+    /// Copies the log's blocks into the file, syncs it, and starts the next generation in
+    /// the other log file: the file then holds every commit, and the log starts empty.
+    fn checkpoint(&mut self) -> Result<(), StoreError> {
+        if self.committed_bytes > self.file_bytes {
             self.data
-                .set_len(size_bytes)
+                .set_len(self.committed_bytes)
                 .map_err(io_error("sizing the file"))?;
         }
-        // Consecutive blocks go in one write.
+        let logged = std::mem::take(&mut self.logged);
+        let written = self.write_blocks(logged.iter().map(|(no, data)| (*no, &**data)));
+        // The file changed under the cached units.
+        self.clean.clear();
+        if let Err(error) = written.and_then(|()| self.sync_data()) {
+            self.logged = logged;
+            return Err(error);
+        }
+        self.file_bytes = self.file_bytes.max(self.committed_bytes);
+        // Only now, with the file durable, may the current generation be superseded.
+        let next = self.generation + 1;
+        if let Err(error) = self.start_generation(next) {
+            // Whether the next generation's header was written or not, the current one
+            // replays what the file already holds. The next commit starts the next
+            // generation again, never the current one over its own file.
+            self.generation = next;
+            self.log_end = 0;
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    /// Writes `blocks` into the data file, consecutive ones in one write; unsynced.
+    fn write_blocks<'a>(
+        &mut self,
+        blocks: impl Iterator<Item = (u64, &'a [u8; BLOCK_BYTES])>,
+    ) -> Result<(), StoreError> {
         let mut run: Vec<u8> = Vec::new();
         let mut run_start = 0;
         for (block, data) in blocks {
             let offset = block * BLOCK_BYTES as u64;
-            if offset >= size_bytes {
-                continue;
-            }
             if !run.is_empty() && run_start + run.len() as u64 != offset {
                 self.write_run(run_start, &run)?;
                 run.clear();
@@ -357,8 +517,6 @@ impl State {
         if !run.is_empty() {
             self.write_run(run_start, &run)?;
         }
-        self.data.sync().map_err(io_error("syncing the file"))?;
-        self.io.syncs += 1;
         Ok(())
     }
 
@@ -367,6 +525,20 @@ impl State {
             .write_at(offset, bytes)
             .map_err(io_error("writing the file"))?;
         self.count_write(bytes.len());
+        Ok(())
+    }
+
+    fn sync_data(&mut self) -> Result<(), StoreError> {
+        self.data.sync().map_err(io_error("syncing the file"))?;
+        self.io.syncs += 1;
+        Ok(())
+    }
+
+    fn sync_directory(&mut self) -> Result<(), StoreError> {
+        if let Some(directory) = &self.directory {
+            sync_directory(directory)?;
+            self.io.syncs += 1;
+        }
         Ok(())
     }
 
@@ -385,6 +557,14 @@ impl State {
         }
     }
 
+    /// The block this request or the log holds, over the file's.
+    fn overlay(&self, block: u64) -> Option<&[u8; BLOCK_BYTES]> {
+        self.dirty
+            .get(&block)
+            .or_else(|| self.logged.get(&block))
+            .map(|data| &**data)
+    }
+
     fn read(&mut self, offset: u64, dst: &mut [u8]) {
         self.check_bounds(offset, dst.len(), "read");
         let mut done = 0;
@@ -392,16 +572,16 @@ impl State {
             let at = offset + done as u64;
             let block = at / BLOCK_BYTES as u64;
             let within = (at % BLOCK_BYTES as u64) as usize;
-            if let Some(data) = self.dirty.get(&block) {
+            if let Some(data) = self.overlay(block) {
                 let count = (BLOCK_BYTES - within).min(dst.len() - done);
                 dst[done..done + count].copy_from_slice(&data[within..within + count]);
                 done += count;
                 continue;
             }
-            // A run of clean blocks, read from the file in one call.
+            // A run of blocks only the file holds, read in one call.
             let mut end = (block + 1) * BLOCK_BYTES as u64;
             while end < offset + dst.len() as u64
-                && !self.dirty.contains_key(&(end / BLOCK_BYTES as u64))
+                && self.overlay(end / BLOCK_BYTES as u64).is_none()
             {
                 end += BLOCK_BYTES as u64;
             }
@@ -411,8 +591,8 @@ impl State {
         }
     }
 
-    /// Reads committed bytes through the cache of units; past the file's committed length
-    /// (memory grown in this request), zeros.
+    /// Reads the file's bytes through the cache of units; past the committed memory (grown in
+    /// this request), zeros.
     fn read_file(&mut self, offset: u64, dst: &mut [u8]) {
         let mut done = 0;
         while done < dst.len() {
@@ -430,7 +610,8 @@ impl State {
         }
     }
 
-    /// The committed bytes of `unit`, read from the file at its first use in this open.
+    /// The file's bytes of `unit` (zeros past its end, where the memory grew in the log), read
+    /// at its first use in this open.
     fn unit(&mut self, unit: u64) -> &[u8] {
         if !self.clean.contains_key(&unit) {
             if self.clean.len() >= MAX_CACHED_UNITS {
@@ -460,7 +641,10 @@ impl State {
             if !self.dirty.contains_key(&block) {
                 let mut data = Box::new([0u8; BLOCK_BYTES]);
                 if count < BLOCK_BYTES {
-                    self.read_file(block * BLOCK_BYTES as u64, &mut data[..]);
+                    match self.logged.get(&block) {
+                        Some(logged) => data.copy_from_slice(&**logged),
+                        None => self.read_file(block * BLOCK_BYTES as u64, &mut data[..]),
+                    }
                 }
                 self.dirty.insert(block, data);
             }
@@ -472,18 +656,10 @@ impl State {
     }
 }
 
-/// Whether [`State::apply`] sets the file's length.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Length {
-    /// Always: recovery, where a power cut may have left any length.
-    Set,
-    /// When the memory grew: a commit, where the file has its committed length.
-    IfGrown,
-}
-
-fn journal_path(path: &Path) -> PathBuf {
+/// `path` with `suffix` appended to its name.
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
-    name.push("-journal");
+    name.push(suffix);
     PathBuf::from(name)
 }
 
@@ -512,17 +688,11 @@ fn open_file(path: &Path) -> Result<Box<dyn DiskFile>, StoreError> {
     }
 }
 
-/// Makes a new file's name durable: its directory entry is data of the directory, which a
-/// sync of the file does not cover. Hosts that cannot open a directory for syncing (some WASI
-/// hosts answer "unsupported") are told apart from real failures.
-fn sync_parent_directory(path: &Path) -> Result<(), StoreError> {
-    let Some(parent) = path
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-    else {
-        return Ok(());
-    };
-    match File::open(parent).and_then(|directory| directory.sync_all()) {
+/// Makes the names of new files in `directory` durable: a directory entry is data of the
+/// directory, which a sync of the file does not cover. Hosts that cannot open a directory for
+/// syncing (some WASI hosts answer "unsupported") are told apart from real failures.
+fn sync_directory(directory: &Path) -> Result<(), StoreError> {
+    match File::open(directory).and_then(|directory| directory.sync_all()) {
         Ok(()) => Ok(()),
         Err(error) if error.kind() == std::io::ErrorKind::Unsupported => Ok(()),
         Err(error) => Err(StoreError::storage("syncing the data directory", error)),

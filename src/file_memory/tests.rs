@@ -3,17 +3,29 @@
 //! `Ok` survives a power cut. Then the page tree and the B-tree on it, through crashes.
 
 use super::sim::{SimDisk, XorShift};
-use super::{FileMemory, BLOCK_BYTES, WASM_PAGE_BYTES};
+use super::{DiskFile, FileMemory, BLOCK_BYTES, WASM_PAGE_BYTES};
 use crate::{BTreeStore, PageTreeStore, PerRequestPageTree, User, UserStore};
 use ic_stable_structures::Memory;
 use std::collections::BTreeMap;
 
-fn open_on(disk: &SimDisk) -> FileMemory {
-    FileMemory::with_files(
+/// The memory's files on `disk`, as `FileMemory::open` names them.
+fn files(disk: &SimDisk) -> (Box<dyn DiskFile>, [Box<dyn DiskFile>; 2]) {
+    (
         Box::new(disk.open("data")),
-        Box::new(disk.open("data-journal")),
+        [
+            Box::new(disk.open("data-journal")),
+            Box::new(disk.open("data-journal2")),
+        ],
     )
-    .expect("a file memory opens on the simulated disk")
+}
+
+fn try_open(disk: &SimDisk) -> Result<FileMemory, crate::StoreError> {
+    let (data, logs) = files(disk);
+    FileMemory::with_files(data, logs)
+}
+
+fn open_on(disk: &SimDisk) -> FileMemory {
+    try_open(disk).expect("a file memory opens on the simulated disk")
 }
 
 fn image(memory: &FileMemory) -> Vec<u8> {
@@ -46,7 +58,7 @@ fn writes_are_read_back_before_and_after_a_commit_and_a_reopen() {
     memory.read(BLOCK_BYTES as u64 - 3, &mut read);
     assert_eq!(&read, b"across a block");
     let report = memory.commit().expect("commit");
-    assert_eq!((report.blocks, report.syncs), (2, 2));
+    assert_eq!((report.blocks, report.syncs), (2, 1));
     assert_eq!(memory.commit().expect("empty commit").syncs, 0);
 
     let reopened = open_on(&disk);
@@ -97,10 +109,13 @@ fn a_read_past_the_end_panics_as_stable_memory_traps() {
 #[test]
 fn a_file_that_is_not_whole_pages_is_refused() {
     let disk = SimDisk::new();
-    let data = disk.open("data");
-    super::DiskFile::write_at(&data, 0, b"not a memory").expect("write");
-    let opened = FileMemory::with_files(Box::new(data), Box::new(disk.open("data-journal")));
-    assert!(matches!(opened, Err(crate::StoreError::Storage { .. })));
+    disk.open("data")
+        .write_at(0, b"not a memory")
+        .expect("write");
+    assert!(matches!(
+        try_open(&disk),
+        Err(crate::StoreError::Storage { .. })
+    ));
 }
 
 /// How a crash ends the process.
@@ -119,32 +134,72 @@ impl Crash {
     }
 }
 
-/// Runs `requests` requests (seeded by `seed`) with the disk failing from operation
-/// `crash_at` on; then crashes, and again during recovery at `recovery_crash_at` if given.
-/// Returns the images of every acknowledged commit, how many were acknowledged, and the
-/// memory's image after the final recovery.
-fn crash_once(
+/// How a crash test's requests meet the memory.
+#[derive(Clone, Copy, Debug)]
+struct Run {
     seed: u64,
     requests: usize,
-    crash_at: u64,
-    crash: Crash,
-    recovery_crash_at: Option<u64>,
-) -> (Vec<Vec<u8>>, usize, Vec<u8>, bool) {
+    /// The memory's checkpoint threshold: 0 checkpoints at every commit, `u64::MAX` never.
+    checkpoint_bytes: u64,
+    /// Whether every request opens the memory afresh, as on an edge host, rather than one
+    /// open serving them all.
+    open_per_request: bool,
+}
+
+impl Run {
+    fn open(&self, disk: &SimDisk) -> Result<FileMemory, crate::StoreError> {
+        try_open(disk).map(|memory| memory.with_checkpoint_bytes(self.checkpoint_bytes))
+    }
+
+    /// The mutating operations of the run without a crash: every crash point is below it.
+    fn operations(&self) -> u64 {
+        let disk = SimDisk::new();
+        let mut random = XorShift::new(self.seed);
+        let mut memory = self.open(&disk).expect("opens");
+        for _ in 0..self.requests {
+            if self.open_per_request {
+                memory = self.open(&disk).expect("opens");
+            }
+            request(&memory, &mut random);
+            memory.commit().expect("a clean commit");
+        }
+        disk.operations()
+    }
+}
+
+/// What a crashed run left.
+struct Crashed {
+    /// The memory's image after each acknowledged commit (the first: empty).
+    images: Vec<Vec<u8>>,
+    /// The image of the commit in flight at the crash, if one was.
+    in_flight: Option<Vec<u8>>,
+    /// The memory's image after the final recovery.
+    recovered: Vec<u8>,
+}
+
+/// Runs `run`'s requests with the disk failing from operation `crash_at` on; then crashes,
+/// and again during recovery at `recovery_crash_at` if given.
+fn crash_once(run: Run, crash_at: u64, crash: Crash, recovery_crash_at: Option<u64>) -> Crashed {
     let disk = SimDisk::new();
-    let memory = open_on(&disk);
-    let mut random = XorShift::new(seed);
+    let mut random = XorShift::new(run.seed);
     let mut images = vec![Vec::new()];
+    let mut in_flight = None;
     disk.fail_after(crash_at);
-    let mut acknowledged = 0;
-    let mut crashed = false;
-    for _ in 0..requests {
-        request(&memory, &mut random);
-        let in_flight = image(&memory);
-        images.push(in_flight);
+    let mut memory = run.open(&disk).ok();
+    for _ in 0..run.requests {
+        if run.open_per_request {
+            memory = run.open(&disk).ok();
+        }
+        let Some(memory) = &memory else {
+            break;
+        };
+        request(memory, &mut random);
+        let image = image(memory);
         match memory.commit() {
-            Ok(_) => acknowledged += 1,
+            // Acknowledged: durable, even if a checkpoint after it failed.
+            Ok(_) => images.push(image),
             Err(_) => {
-                crashed = true;
+                in_flight = Some(image);
                 break;
             }
         }
@@ -152,68 +207,185 @@ fn crash_once(
     crash.strike(&disk);
     if let Some(point) = recovery_crash_at {
         disk.fail_after(point);
-        if FileMemory::with_files(
-            Box::new(disk.open("data")),
-            Box::new(disk.open("data-journal")),
-        )
-        .is_err()
-        {
+        if try_open(&disk).is_err() {
             crash.strike(&disk);
         }
         disk.kill();
     }
     let recovered = image(&open_on(&disk));
-    (images, acknowledged, recovered, crashed)
+    Crashed {
+        images,
+        in_flight,
+        recovered,
+    }
 }
 
-/// Every crash point of a run of requests, killed and power-cut with several seeds, with and
-/// without a second crash during recovery.
+/// Every crash point of runs of requests, killed and power-cut with several seeds, with and
+/// without a second crash during recovery: with a checkpoint at every commit, every few and
+/// never, one open for all requests and one per request.
 #[test]
 fn a_crash_at_any_operation_leaves_the_last_acknowledged_commit_or_the_one_in_flight() {
-    const REQUESTS: usize = 6;
     let mut crash_points = 0;
     let mut in_flight_kept = 0;
-    for seed in 0..4u64 {
-        let (_, _, _, crashed) = crash_once(seed, REQUESTS, u64::MAX, Crash::Kill, None);
-        assert!(!crashed);
-        let disk_operations = {
-            // The number of operations a clean run makes: every crash point below it.
-            let disk = SimDisk::new();
-            let memory = open_on(&disk);
-            let mut random = XorShift::new(seed);
-            for _ in 0..REQUESTS {
-                request(&memory, &mut random);
-                memory.commit().expect("a clean commit");
-            }
-            disk.operations()
-        };
-        for crash_at in 0..disk_operations {
-            for (variant, crash) in [Crash::Kill, Crash::PowerCut(seed * 1_000 + crash_at)]
-                .into_iter()
-                .enumerate()
-            {
-                let recovery_crash = (variant == 1 && crash_at % 3 == 0).then_some(crash_at % 4);
-                let (images, acknowledged, recovered, crashed) =
-                    crash_once(seed, REQUESTS, crash_at, crash, recovery_crash);
-                assert!(crashed, "seed {seed}: no crash at operation {crash_at}");
-                crash_points += 1;
-                let last = &images[acknowledged];
-                let in_flight = &images[acknowledged + 1];
-                let equals = |expected: &Vec<u8>| recovered == *expected;
-                assert!(
-                    equals(last) || equals(in_flight),
-                    "seed {seed}, {crash:?} at operation {crash_at} (recovery crash \
-                     {recovery_crash:?}): the memory is neither commit {acknowledged} nor the \
-                     one in flight"
-                );
-                in_flight_kept += usize::from(equals(in_flight) && !equals(last));
+    let mut checkpointed_runs = 0;
+    for seed in 0..3u64 {
+        for checkpoint_bytes in [0, 6 * BLOCK_BYTES as u64, u64::MAX] {
+            for open_per_request in [false, true] {
+                let run = Run {
+                    seed,
+                    requests: 6,
+                    checkpoint_bytes,
+                    open_per_request,
+                };
+                let operations = run.operations();
+                checkpointed_runs += usize::from(checkpoint_bytes != u64::MAX);
+                for crash_at in 0..operations {
+                    let power_cut =
+                        Crash::PowerCut(seed * 100_000 + checkpoint_bytes % 1_000 + crash_at);
+                    for (variant, crash) in [Crash::Kill, power_cut].into_iter().enumerate() {
+                        let recovery_crash =
+                            (variant == 1 && crash_at % 3 == 0).then_some(crash_at % 4);
+                        let crashed = crash_once(run, crash_at, crash, recovery_crash);
+                        crash_points += 1;
+                        let last = crashed.images.last().expect("the empty memory");
+                        let kept_in_flight = crashed.in_flight.as_ref() == Some(&crashed.recovered);
+                        assert!(
+                            crashed.recovered == *last || kept_in_flight,
+                            "{run:?}, {crash:?} at operation {crash_at} (recovery crash \
+                             {recovery_crash:?}): the memory is neither commit {} nor the one \
+                             in flight",
+                            crashed.images.len() - 1
+                        );
+                        in_flight_kept += usize::from(kept_in_flight && crashed.recovered != *last);
+                    }
+                }
             }
         }
     }
     println!("{crash_points} crash points, the in-flight commit kept at {in_flight_kept}");
-    // Both outcomes occur: a crash after the journal's sync keeps the commit, one before
-    // loses it. A test where one never happens is not testing the commit point.
+    // Both outcomes occur: a crash after the log's sync keeps the commit, one before loses
+    // it. A test where one never happens is not testing the commit point.
     assert!(in_flight_kept > 0 && in_flight_kept < crash_points);
+    assert!(checkpointed_runs > 0);
+}
+
+/// A commit syncs the log once; the commit that passes the threshold syncs the file too and
+/// moves the log to its other file; the memory reads the same before and after, and reopened.
+#[test]
+fn a_commit_syncs_once_and_a_checkpoint_once_more() {
+    let disk = SimDisk::new();
+    let memory = open_on(&disk).with_checkpoint_bytes(3 * BLOCK_BYTES as u64);
+    memory.grow(1);
+    let contents = |name: &str| {
+        let file = disk.open(name);
+        let mut bytes = vec![0u8; file.byte_len().expect("length") as usize];
+        file.read_at(0, &mut bytes).expect("read");
+        bytes
+    };
+    let mut reports = Vec::new();
+    let mut previous_generation = Vec::new();
+    for round in 0..6u8 {
+        memory.write(u64::from(round) * BLOCK_BYTES as u64, &[round + 1; 10]);
+        reports.push(memory.commit().expect("commit"));
+        // The generation a checkpoint superseded is never written over while the next one
+        // fills (the log's docs, "Why two files").
+        match round {
+            2 => previous_generation = contents("data-journal"),
+            3 | 4 => assert!(
+                contents("data-journal") == previous_generation,
+                "the superseded generation's file changed at round {round}"
+            ),
+            _ => {}
+        }
+    }
+    let syncs: Vec<u64> = reports.iter().map(|report| report.syncs).collect();
+    let checkpoints: Vec<bool> = reports.iter().map(|report| report.checkpointed).collect();
+    // A record of one block is 4,136 bytes after the 32-byte header: the third passes
+    // 12,288 bytes, and the log starts again in the other file.
+    assert_eq!(syncs, [1, 1, 2, 1, 1, 2]);
+    assert_eq!(checkpoints, [false, false, true, false, false, true]);
+    let generation_of = |name: &str| {
+        let mut header = [0u8; 32];
+        disk.open(name).read_at(0, &mut header).expect("read");
+        super::log::read_header(&header).map(|header| header.generation)
+    };
+    assert_eq!(generation_of("data-journal2"), Some(1));
+    assert_eq!(generation_of("data-journal"), Some(2));
+    let expected = image(&memory);
+    disk.power_cut(11);
+    let reopened = open_on(&disk);
+    assert_eq!(image(&reopened), expected);
+    for round in 0..6u8 {
+        let mut byte = [0u8; 1];
+        reopened.read(u64::from(round) * BLOCK_BYTES as u64, &mut byte);
+        assert_eq!(byte[0], round + 1);
+    }
+}
+
+/// A read-only request on an edge host opens the memory and reads: it writes nothing, and
+/// an open reads the log's headers and its current generation.
+#[test]
+fn an_open_and_a_read_write_nothing() {
+    let disk = SimDisk::new();
+    let memory = open_on(&disk);
+    memory.grow(1);
+    memory.write(0, b"row");
+    memory.commit().expect("commit");
+    let before = disk.operations();
+    let reopened = open_on(&disk);
+    let mut read = [0u8; 3];
+    reopened.read(0, &mut read);
+    assert_eq!(&read, b"row");
+    assert_eq!(disk.operations(), before);
+    let io = reopened.io();
+    assert_eq!((io.writes, io.syncs), (0, 0));
+    // The first log file's header, then its records (the second file is empty: not read);
+    // the row is in the log, so the data file is not read.
+    assert_eq!(io.reads, 2, "{io:?}");
+}
+
+/// A commit the earlier format's redo journal holds (written and synced, not yet applied
+/// when the host stopped) is completed at open; a torn one is dropped.
+#[test]
+fn a_journal_of_the_earlier_format_is_completed_at_open() {
+    let disk = SimDisk::new();
+    let memory = open_on(&disk);
+    memory.grow(1);
+    memory.write(0, b"old");
+    memory.commit().expect("commit");
+    // The log checkpointed into the file, as the earlier format always left it.
+    drop(memory);
+    let checkpointed = open_on(&disk).with_checkpoint_bytes(0);
+    checkpointed.write(0, b"OLD");
+    checkpointed.commit().expect("commit");
+    for name in ["data-journal", "data-journal2"] {
+        disk.open(name).set_len(0).expect("empty");
+    }
+    let mut block = Box::new([0u8; BLOCK_BYTES]);
+    block[..3].copy_from_slice(b"new");
+    let journal = super::journal::encode(2 * WASM_PAGE_BYTES, [(0, &*block)].into_iter());
+
+    let complete = disk.open("data-journal");
+    complete.write_at(0, &journal).expect("write");
+    let reopened = open_on(&disk);
+    assert_eq!(reopened.size(), 2);
+    let mut read = [0u8; 3];
+    reopened.read(0, &mut read);
+    assert_eq!(&read, b"new");
+    assert_eq!(
+        disk.open("data").byte_len().expect("length"),
+        2 * WASM_PAGE_BYTES
+    );
+    assert_eq!(disk.open("data-journal").byte_len().expect("length"), 0);
+
+    let torn = disk.open("data-journal");
+    torn.write_at(0, &journal[..journal.len() - 1])
+        .expect("write");
+    let reopened = open_on(&disk);
+    let mut read = [0u8; 3];
+    reopened.read(0, &mut read);
+    assert_eq!(&read, b"new", "the torn journal changed nothing");
+    assert_eq!(disk.open("data-journal").byte_len().expect("length"), 0);
 }
 
 /// A request on an engine: the edge's shape (open, one call, close, commit).
@@ -275,10 +447,7 @@ fn engines_on_a_file_memory_survive_a_crash_in_any_commit() {
             let mut in_flight = model.clone();
             disk.fail_after(crash_at);
             for request in 0..REQUESTS {
-                let Ok(memory) = FileMemory::with_files(
-                    Box::new(disk.open("data")),
-                    Box::new(disk.open("data-journal")),
-                ) else {
+                let Ok(memory) = try_open(&disk) else {
                     break;
                 };
                 let mut store = open(memory.clone());
