@@ -96,7 +96,10 @@ pub(crate) mod tests {
                 continue;
             };
             let bound = cost.per_batch + cost.per_row * measured.rows;
-            assert!(bound >= measured.dearest, "bound {bound} below {measured:?}");
+            assert!(
+                bound >= measured.dearest,
+                "bound {bound} below {measured:?}"
+            );
             checked += 1;
         }
         assert!(checked > 100, "only {checked} writes found");
