@@ -293,8 +293,8 @@ impl State {
     /// Completes a commit that the earlier format's redo journal (in the first log file)
     /// holds: applies it to the file, syncs the file, and empties the journal; empties a torn
     /// one.
-    fn complete_earlier_journal(&mut self) -> Result<(), StoreError> {
-        let bytes = self.read_whole(0, "the earlier journal")?;
+    fn complete_earlier_journal(&mut self, length: u64) -> Result<(), StoreError> {
+        let bytes = self.read_whole(0, length, "the earlier journal")?;
         if let journal::Found::Complete(found) = journal::decode(&bytes) {
             // The file's length may be anything between the old and the new one: set it.
             self.data
@@ -316,7 +316,7 @@ impl State {
     /// Finds the current generation of the log (the higher valid header of the two files)
     /// and lays its valid records over the file.
     fn read_log(&mut self) -> Result<(), StoreError> {
-        let mut current: Option<(usize, log::Header)> = None;
+        let mut current: Option<(usize, log::Header, u64)> = None;
         for index in 0..2 {
             let length = self.logs[index]
                 .byte_len()
@@ -332,7 +332,7 @@ impl State {
             self.io.reads += 1;
             self.io.bytes_read += bytes.len() as u64;
             if index == 0 && journal::is_journal(&bytes) {
-                self.complete_earlier_journal()?;
+                self.complete_earlier_journal(length)?;
                 continue;
             }
             let Some(header) = log::read_header(&bytes) else {
@@ -340,15 +340,16 @@ impl State {
             };
             // A header in the wrong file is not one this memory wrote.
             let in_its_file = header.generation % 2 == index as u64;
-            if in_its_file && current.is_none_or(|(_, best)| header.generation > best.generation) {
-                current = Some((index, header));
+            if in_its_file && current.is_none_or(|(_, best, _)| header.generation > best.generation)
+            {
+                current = Some((index, header, length));
             }
         }
-        let Some((index, header)) = current else {
+        let Some((index, header, length)) = current else {
             // No log yet (or none that a commit relied on): the next commit starts one.
             return Ok(());
         };
-        let bytes = self.read_whole(index, "the log")?;
+        let bytes = self.read_whole(index, length, "the log")?;
         let scan = log::scan(&bytes, header);
         self.generation = header.generation;
         self.log_end = scan.end;
@@ -361,11 +362,10 @@ impl State {
         Ok(())
     }
 
-    /// Every byte of log file `index`.
-    fn read_whole(&mut self, index: usize, what: &str) -> Result<Vec<u8>, StoreError> {
+    /// The first `length` bytes (all of them) of log file `index`.
+    fn read_whole(&mut self, index: usize, length: u64, what: &str) -> Result<Vec<u8>, StoreError> {
         let reading =
             |error: std::io::Error| StoreError::storage(&format!("reading {what}"), error);
-        let length = self.logs[index].byte_len().map_err(reading)?;
         let length = usize::try_from(length).map_err(|_| {
             StoreError::storage(
                 &format!("reading {what}"),
@@ -416,7 +416,6 @@ impl State {
             // The names of a new memory's files must survive a power cut before a commit is
             // relied on; synced first, so that a failure here leaves nothing committed.
             self.sync_directory()?;
-            self.new_names = false;
         }
         if self.log_end == 0 {
             self.start_generation(self.generation)?;
@@ -450,7 +449,6 @@ impl State {
             // The file was created by this open or one since the last directory sync: its
             // name must survive a power cut before its records are relied on.
             self.sync_directory()?;
-            self.log_was_empty[index] = false;
         }
         let (header, found) = log::header(generation);
         self.logs[index]
@@ -534,11 +532,15 @@ impl State {
         Ok(())
     }
 
+    /// Syncs the directory: the names of every file opened, which an open creates if missing,
+    /// are durable from then on.
     fn sync_directory(&mut self) -> Result<(), StoreError> {
         if let Some(directory) = &self.directory {
             sync_directory(directory)?;
             self.io.syncs += 1;
         }
+        self.new_names = false;
+        self.log_was_empty = [false; 2];
         Ok(())
     }
 

@@ -495,3 +495,40 @@ fn engines_on_a_file_memory_survive_a_crash_in_any_commit() {
         drop,
     );
 }
+
+/// On real files, opened per request as an edge host does: a new memory's first commit also
+/// syncs the directory (its files' names), a later one syncs the log alone, and the first
+/// checkpoint into the second log file, empty until then, syncs the directory once more.
+#[test]
+fn on_real_files_a_commit_syncs_the_log_once_and_new_names_once() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let path = directory.path().join("table");
+    let request = |fill: u8, checkpoint_bytes: u64| {
+        let memory = FileMemory::open(&path)
+            .expect("opens")
+            .with_checkpoint_bytes(checkpoint_bytes);
+        if memory.size() == 0 {
+            memory.grow(1);
+        }
+        memory.write(0, &[fill; 8]);
+        let report = memory.commit().expect("commit");
+        (report.syncs, report.checkpointed)
+    };
+    assert_eq!(request(1, u64::MAX), (2, false), "log and directory");
+    assert_eq!(request(2, u64::MAX), (1, false), "the log alone");
+    assert_eq!(
+        request(3, 0),
+        (3, true),
+        "log, file, and the second log's name"
+    );
+    assert_eq!(request(4, 0), (2, true), "log and file");
+    let reopened = FileMemory::open(&path).expect("opens");
+    let mut read = [0u8; 8];
+    reopened.read(0, &mut read);
+    assert_eq!(read, [4; 8]);
+    assert_eq!(
+        std::fs::metadata(&path).expect("the data file").len(),
+        WASM_PAGE_BYTES,
+        "checkpointed into the file"
+    );
+}
