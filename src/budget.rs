@@ -69,7 +69,7 @@ pub(crate) mod tests {
     fn every_bound_covers_every_write_measured() {
         use crate::page_tree::PageTreeStore;
         use crate::{engine::EngineMemory, BTreeCanisterStore, SqliteStore, StableSqliteStore};
-        use measured_writes::{measured_writes, WriteKind, RESULTS};
+        use measured_writes::{check_bounds, WriteKind, RESULTS};
 
         fn bound_of(engine: &str, write: BatchWrite) -> Option<WriteCost> {
             Some(match engine {
@@ -85,23 +85,16 @@ pub(crate) mod tests {
             })
         }
 
-        let mut checked = 0;
-        for measured in measured_writes(RESULTS).expect("the committed per-call results") {
+        let checked = check_bounds(RESULTS, |measured| {
             let write = match measured.kind {
                 WriteKind::Insert => BatchWrite::Insert,
                 WriteKind::Update => BatchWrite::Update,
                 WriteKind::Delete => BatchWrite::Delete,
             };
-            let Some(cost) = bound_of(&measured.engine, write) else {
-                continue;
-            };
-            let bound = cost.per_batch + cost.per_row * measured.rows;
-            assert!(
-                bound >= measured.dearest,
-                "bound {bound} below {measured:?}"
-            );
-            checked += 1;
-        }
+            let cost = bound_of(&measured.engine, write)?;
+            Some(cost.per_batch + cost.per_row * measured.rows)
+        })
+        .expect("every bound covers its measured writes");
         assert!(checked > 100, "only {checked} writes found");
     }
 

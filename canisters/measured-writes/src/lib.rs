@@ -77,6 +77,26 @@ pub fn measured_writes(path: &str) -> Result<Vec<MeasuredWrite>, String> {
     Ok(writes)
 }
 
+/// Holds an engine's bounds to every write in the results at `path`: `bound` gives the
+/// instructions a bound allows the measured write (`None`: not this engine's). The number of
+/// writes checked, or the first whose bound is below what it measured.
+pub fn check_bounds(
+    path: &str,
+    bound: impl Fn(&MeasuredWrite) -> Option<u64>,
+) -> Result<usize, String> {
+    let mut checked = 0;
+    for measured in measured_writes(path)? {
+        let Some(bound) = bound(&measured) else {
+            continue;
+        };
+        if bound < measured.dearest {
+            return Err(format!("bound {bound} below {measured:?}"));
+        }
+        checked += 1;
+    }
+    Ok(checked)
+}
+
 fn mapping<'a>(
     value: &'a Value,
     what: &str,
@@ -111,6 +131,16 @@ mod tests {
             assert!(writes.iter().any(|write| write.kind == kind), "{kind:?}");
         }
         assert!(writes.iter().all(|write| write.dearest >= write.rows));
+    }
+
+    #[test]
+    fn a_bound_below_a_measured_write_is_reported() {
+        let all = measured_writes(RESULTS).expect("the committed results parse");
+        let covering = check_bounds(RESULTS, |write| Some(write.dearest));
+        assert_eq!(covering, Ok(all.len()));
+        let short = check_bounds(RESULTS, |write| Some(write.dearest - 1));
+        assert!(short.expect_err("one below").contains("below"));
+        assert_eq!(check_bounds(RESULTS, |_| None), Ok(0));
     }
 
     #[test]
