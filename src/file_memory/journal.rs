@@ -15,11 +15,11 @@
 //! never happened, and the data file was not touched by it. Replaying a complete journal
 //! twice writes the same bytes twice, so a crash during recovery is harmless.
 
+use super::log::{decode_blocks, le_u64, BLOCK_RECORD_BYTES as RECORD_BYTES};
 use super::BLOCK_BYTES;
 
 const MAGIC: [u8; 8] = *b"USJRNL\0\x01";
 const HEADER_BYTES: usize = 32;
-const RECORD_BYTES: usize = 8 + BLOCK_BYTES;
 
 /// One commit's changes, as written to and read from the journal.
 #[derive(Debug, PartialEq, Eq)]
@@ -94,21 +94,8 @@ pub fn decode(bytes: &[u8]) -> Found {
     if checksum(&journal_bytes) != stored_checksum {
         return Found::Torn;
     }
-    let blocks = bytes[HEADER_BYTES..length]
-        .chunks_exact(RECORD_BYTES)
-        .map(|record| {
-            let mut data = Box::new([0u8; BLOCK_BYTES]);
-            data.copy_from_slice(&record[8..]);
-            (le_u64(&record[..8]), data)
-        })
-        .collect();
+    let blocks = decode_blocks(&bytes[HEADER_BYTES..length]);
     Found::Complete(Journal { size_bytes, blocks })
-}
-
-fn le_u64(bytes: &[u8]) -> u64 {
-    let mut word = [0u8; 8];
-    word.copy_from_slice(bytes);
-    u64::from_le_bytes(word)
 }
 
 /// FNV-1a over 64 bits, mixed with the length: it tells a torn or partly written journal

@@ -30,7 +30,9 @@ use super::BLOCK_BYTES;
 const MAGIC: [u8; 8] = *b"USLOG\0\0\x01";
 /// Bytes of the header, and of a record before its blocks.
 pub const HEADER_BYTES: usize = 32;
-const BLOCK_RECORD_BYTES: usize = 8 + BLOCK_BYTES;
+/// Bytes of one block in a record (its number, then its bytes): the earlier format's journal
+/// lays blocks out the same way.
+pub const BLOCK_RECORD_BYTES: usize = 8 + BLOCK_BYTES;
 
 /// A log file's valid header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,7 +68,7 @@ pub fn header(generation: u64) -> ([u8; HEADER_BYTES], Header) {
     let mut bytes = [0u8; HEADER_BYTES];
     bytes[..8].copy_from_slice(&MAGIC);
     bytes[8..16].copy_from_slice(&generation.to_le_bytes());
-    let checksum = checksum(0, &bytes[..24]);
+    let checksum = checksum(0, &bytes[..24], &[]);
     bytes[24..].copy_from_slice(&checksum.to_le_bytes());
     (
         bytes,
@@ -83,7 +85,7 @@ pub fn read_header(bytes: &[u8]) -> Option<Header> {
         return None;
     }
     let checksum = le_u64(&bytes[24..32]);
-    (self::checksum(0, &bytes[..24]) == checksum).then(|| Header {
+    (self::checksum(0, &bytes[..24], &[]) == checksum).then(|| Header {
         generation: le_u64(&bytes[8..16]),
         checksum,
     })
@@ -106,7 +108,7 @@ pub fn encode_record<'a>(
         bytes.extend_from_slice(&block.to_le_bytes());
         bytes.extend_from_slice(data);
     }
-    let checksum = checksum(previous, &bytes);
+    let checksum = checksum(previous, &bytes[..HEADER_BYTES], &bytes[HEADER_BYTES..]);
     bytes[24..32].copy_from_slice(&checksum.to_le_bytes());
     (bytes, checksum)
 }
@@ -145,28 +147,36 @@ fn record_at(
         .ok()?
         .checked_mul(BLOCK_RECORD_BYTES)?
         .checked_add(HEADER_BYTES)?;
-    let mut record = bytes.get(at..at.checked_add(length)?)?.to_vec();
-    let stored = le_u64(&record[24..32]);
-    record[24..32].fill(0);
-    if checksum(previous, &record) != stored {
+    let blocks = bytes.get(at + HEADER_BYTES..at.checked_add(length)?)?;
+    let stored = le_u64(&head[24..32]);
+    // The checksum was taken with its own 8 bytes read as zero.
+    let mut zeroed = [0u8; HEADER_BYTES];
+    zeroed.copy_from_slice(head);
+    zeroed[24..32].fill(0);
+    if checksum(previous, &zeroed, blocks) != stored {
         return None;
     }
-    let blocks = record[HEADER_BYTES..]
+    let record = Record {
+        size_bytes: le_u64(&head[..8]),
+        blocks: decode_blocks(blocks),
+    };
+    Some((record, length, stored))
+}
+
+/// Blocks laid out as [`BLOCK_RECORD_BYTES`] each: the number, then the bytes.
+pub fn decode_blocks(entries: &[u8]) -> Vec<(u64, Box<[u8; BLOCK_BYTES]>)> {
+    entries
         .chunks_exact(BLOCK_RECORD_BYTES)
         .map(|entry| {
             let mut data = Box::new([0u8; BLOCK_BYTES]);
             data.copy_from_slice(&entry[8..]);
             (le_u64(&entry[..8]), data)
         })
-        .collect();
-    let record = Record {
-        size_bytes: le_u64(&record[..8]),
-        blocks,
-    };
-    Some((record, length, stored))
+        .collect()
 }
 
-fn le_u64(bytes: &[u8]) -> u64 {
+/// The little-endian `u64` in the first 8 bytes of `bytes`.
+pub fn le_u64(bytes: &[u8]) -> u64 {
     let mut word = [0u8; 8];
     word.copy_from_slice(&bytes[..8]);
     u64::from_le_bytes(word)
@@ -177,17 +187,28 @@ fn le_u64(bytes: &[u8]) -> u64 {
 /// steps), mixed with the length. It tells a torn, stale or partly written record from a
 /// complete one; it is not meant to resist a forger (the files are the host's own). Eight
 /// bytes a step because every open checks the whole log.
-fn checksum(seed: u64, bytes: &[u8]) -> u64 {
+///
+/// The bytes are `head` then `rest`, taken in two parts so that a record is checked where it
+/// lies, without a copy; `head` is a whole number of 8-byte words (a header, or its first
+/// 24 bytes), so the sum is that of the two parts laid end to end.
+fn checksum(seed: u64, head: &[u8], rest: &[u8]) -> u64 {
     const MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut words = bytes.chunks_exact(8);
-    let mut sum = seed ^ 0xcbf2_9ce4_8422_2325;
+    let step = |sum: u64, word: u64| (sum.rotate_left(23) ^ word).wrapping_mul(MULTIPLIER);
+    debug_assert!(head.len().is_multiple_of(8), "a head of whole words");
+    let mut sum = head
+        .chunks_exact(8)
+        .fold(seed ^ 0xcbf2_9ce4_8422_2325, |sum, word| {
+            step(sum, le_u64(word))
+        });
+    let mut words = rest.chunks_exact(8);
     for word in &mut words {
-        sum = (sum.rotate_left(23) ^ le_u64(word)).wrapping_mul(MULTIPLIER);
+        sum = step(sum, le_u64(word));
     }
     let mut tail = [0u8; 8];
     tail[..words.remainder().len()].copy_from_slice(words.remainder());
-    sum = (sum.rotate_left(23) ^ u64::from_le_bytes(tail)).wrapping_mul(MULTIPLIER);
-    (sum ^ bytes.len() as u64).wrapping_mul(MULTIPLIER) ^ (sum >> 29)
+    sum = step(sum, u64::from_le_bytes(tail));
+    let length = (head.len() + rest.len()) as u64;
+    (sum ^ length).wrapping_mul(MULTIPLIER) ^ (sum >> 29)
 }
 
 #[cfg(test)]
@@ -278,11 +299,16 @@ mod tests {
     #[test]
     fn the_checksum_sees_a_swap_of_words_and_a_trailing_byte() {
         let mut bytes: Vec<u8> = (0..64).collect();
-        let original = checksum(1, &bytes);
+        let original = checksum(1, &[], &bytes);
         bytes.swap(0, 8);
-        assert_ne!(checksum(1, &bytes), original);
+        assert_ne!(checksum(1, &[], &bytes), original);
         let longer: Vec<u8> = (0..65).collect();
-        assert_ne!(checksum(1, &longer[..64]), checksum(1, &longer));
-        assert_ne!(checksum(1, &[0; 8]), checksum(1, &[0; 16]));
+        assert_ne!(checksum(1, &[], &longer[..64]), checksum(1, &[], &longer));
+        assert_ne!(checksum(1, &[], &[0; 8]), checksum(1, &[], &[0; 16]));
+        // Taken in two parts, the sum is that of the parts laid end to end.
+        assert_eq!(
+            checksum(1, &longer[..32], &longer[32..]),
+            checksum(1, &[], &longer)
+        );
     }
 }
