@@ -16,8 +16,8 @@
 //!   [`DEFAULT_CHECKPOINT_BYTES`], the commit that passed it also copies the log's blocks into
 //!   the file, syncs the file, and starts the next generation of the log in its other file
 //!   (a checkpoint: one more sync, once every so many commits);
-//! - opening reads the log's valid records (a torn or unsynced append ends it) and lays them
-//!   over the file.
+//! - opening reads the log's valid records (a torn or unsynced append ends it; only the last
+//!   record can be torn, so only its bytes are checked) and lays them over the file.
 //!
 //! After a kill or a power cut at any instant the memory holds either the whole of a commit or
 //! none of it, and a commit that returned `Ok` is never lost. The `tests` module holds both
@@ -79,9 +79,9 @@ const MAX_CACHED_UNITS: usize = 256;
 pub const DEFAULT_MAX_PAGES: u64 = 1 << 20;
 
 /// How long the log grows before a commit checkpoints it, unless told otherwise: 128 KiB.
-/// Every open reads and checks the whole log, and a checkpoint costs one sync: a one-row
-/// write logs a few 4 KiB blocks, so this is several commits per checkpoint for a few 4 KiB
-/// reads' worth of bytes per open (docs/edge.md, "Atomic and durable").
+/// Every open reads the whole log (and checks its last record), and a checkpoint costs one
+/// sync: a one-row write logs a few 4 KiB blocks, so this is several commits per checkpoint
+/// for a few 4 KiB reads' worth of bytes per open (docs/edge.md, "Atomic and durable").
 pub const DEFAULT_CHECKPOINT_BYTES: u64 = 128 * 1024;
 
 /// Counters of the file operations of one `FileMemory`, since it was opened.
@@ -136,6 +136,9 @@ struct State {
     logged: BTreeMap<u64, Box<[u8; BLOCK_BYTES]>>,
     /// The log's current generation.
     generation: u64,
+    /// The layout of its records: the current one, unless the generation was started by an
+    /// earlier release (it is continued in its own format until the next checkpoint).
+    format: log::Format,
     /// Where the next record goes in the current generation's file; 0 while the generation's
     /// header is not written yet.
     log_end: u64,
@@ -201,6 +204,7 @@ impl FileMemory {
             dirty: BTreeMap::new(),
             logged: BTreeMap::new(),
             generation: 0,
+            format: log::Format::V2,
             log_end: 0,
             chain: 0,
             checkpoint_bytes: DEFAULT_CHECKPOINT_BYTES,
@@ -352,6 +356,7 @@ impl State {
         let bytes = self.read_whole(index, length, "the log")?;
         let scan = log::scan(&bytes, header);
         self.generation = header.generation;
+        self.format = header.format;
         self.log_end = scan.end;
         self.chain = scan.checksum;
         for record in scan.records {
@@ -423,6 +428,7 @@ impl State {
         let index = (self.generation % 2) as usize;
         let (record, checksum) = log::encode_record(
             self.chain,
+            self.format,
             self.generation,
             size_bytes,
             blocks.iter().map(|(no, data)| (*no, &**data)),
@@ -459,6 +465,7 @@ impl State {
             .map_err(io_error("starting the log"))?;
         self.count_write(header.len());
         self.generation = generation;
+        self.format = found.format;
         self.log_end = log::HEADER_BYTES as u64;
         self.chain = found.checksum;
         Ok(())

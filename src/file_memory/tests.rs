@@ -388,6 +388,71 @@ fn a_journal_of_the_earlier_format_is_completed_at_open() {
     assert_eq!(disk.open("data-journal").byte_len().expect("length"), 0);
 }
 
+/// A log of the first format (every record checked at open, as the release before wrote it)
+/// is read at open, takes more commits in its own format until the next checkpoint, and the
+/// next generation is in the current format; a power cut at any point keeps every commit.
+#[test]
+fn a_log_of_the_first_format_is_read_and_continued_until_its_checkpoint() {
+    use super::log::{self, Format};
+    let disk = SimDisk::new();
+    let memory = open_on(&disk);
+    memory.grow(1);
+    memory.commit().expect("commit");
+    drop(memory);
+    // The release before's log: generation 0, one record of "old" in block 0.
+    let (header_bytes, header) = log::header_in(Format::V1, 0);
+    let mut block = Box::new([0u8; BLOCK_BYTES]);
+    block[..3].copy_from_slice(b"old");
+    let (record, _) = log::encode_record(
+        header.checksum,
+        Format::V1,
+        0,
+        WASM_PAGE_BYTES,
+        [(0, &*block)].into_iter(),
+    );
+    let first = disk.open("data-journal");
+    first.set_len(0).expect("empty");
+    first.write_at(0, &header_bytes).expect("write");
+    first
+        .write_at(header_bytes.len() as u64, &record)
+        .expect("write");
+    disk.open("data-journal2").set_len(0).expect("empty");
+    let format_of = |name: &str| {
+        let mut bytes = [0u8; log::HEADER_BYTES];
+        disk.open(name).read_at(0, &mut bytes).expect("read");
+        log::read_header(&bytes).map(|header| (header.generation, header.format))
+    };
+
+    let reopened = open_on(&disk).with_checkpoint_bytes(3 * BLOCK_BYTES as u64);
+    let mut read = [0u8; 3];
+    reopened.read(0, &mut read);
+    assert_eq!(&read, b"old");
+    reopened.write(BLOCK_BYTES as u64, b"two");
+    let report = reopened.commit().expect("commit");
+    assert!(!report.checkpointed);
+    assert_eq!(format_of("data-journal"), Some((0, Format::V1)));
+    disk.power_cut(3);
+    let after_cut = open_on(&disk).with_checkpoint_bytes(3 * BLOCK_BYTES as u64);
+    let mut read = [0u8; 3];
+    after_cut.read(BLOCK_BYTES as u64, &mut read);
+    assert_eq!(
+        &read, b"two",
+        "a format-1 record appended after the earlier release's"
+    );
+    after_cut.write(2 * BLOCK_BYTES as u64, b"six");
+    assert!(after_cut.commit().expect("commit").checkpointed);
+    assert_eq!(format_of("data-journal2"), Some((1, Format::V2)));
+    after_cut.write(3 * BLOCK_BYTES as u64, b"ten");
+    after_cut.commit().expect("commit");
+    disk.power_cut(5);
+    let last = open_on(&disk);
+    for (block, expected) in [(0, b"old"), (1, b"two"), (2, b"six"), (3, b"ten")] {
+        let mut read = [0u8; 3];
+        last.read(block * BLOCK_BYTES as u64, &mut read);
+        assert_eq!(&read, expected, "block {block}");
+    }
+}
+
 /// A request on an engine: the edge's shape (open, one call, close, commit).
 fn insert_request<S: UserStore>(store: &mut S, users: &[User]) -> bool {
     store.insert_batch(users).is_ok()
