@@ -68,11 +68,16 @@ done < <(python3 "$ROOT/scripts/registry.py" canisters)
 log "icp build (icp-cli $ICP_CLI_VERSION, icp.yaml): the same Wasm as scripts/build.sh"
 icp_build_check
 
-log "the edge component (wasm32-wasip2): clippy and build"
-# tests/edge.rs runs target/edge/userstore-edge.wasm on `wasmtime serve` (WASMTIME_BIN or
-# wasmtime on PATH); it fails, saying so, when either is missing.
-RUSTFLAGS="$(wasm_rustflags)" cargo clippy --release --locked --target wasm32-wasip2 \
-  -p userstore-edge -- -D warnings
+log "the edge components (wasm32-wasip2): clippy and build"
+# tests/edge.rs runs target/edge/userstore-edge.wasm and userstore-edge-sqlite.wasm on
+# `wasmtime serve` (WASMTIME_BIN or wasmtime on PATH); it fails, saying so, when either is
+# missing. The second has SQLite's C (scripts/setup_wasi_c.sh), with the build's flags.
+source "$ROOT/scripts/setup_wasi_c.sh"
+ensure_wasi_c
+for features in "" stable-sqlite; do
+  RUSTFLAGS="$(wasm_rustflags) -L native=$WASI_C_LIBS" cargo clippy --release --locked \
+    --target wasm32-wasip2 -p userstore-edge ${features:+--features "$features"} -- -D warnings
+done
 "$ROOT/scripts/build_edge.sh"
 
 log "report generator tests (python)"

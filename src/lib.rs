@@ -51,9 +51,9 @@ pub mod service;
 pub mod settings;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
-#[cfg(feature = "sqlite")]
+#[cfg(any(feature = "sqlite", feature = "stable-sqlite"))]
 pub mod sqlite_shared;
-#[cfg(feature = "sqlite")]
+#[cfg(any(feature = "sqlite", feature = "stable-sqlite"))]
 pub mod stable_sqlite;
 pub mod store;
 pub mod unique;
@@ -67,9 +67,9 @@ pub use page_tree::{PageTreeStore, PerRequestPageTree};
 pub use settings::{InitArgs, InitArgsOf};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
-#[cfg(feature = "sqlite")]
+#[cfg(any(feature = "sqlite", feature = "stable-sqlite"))]
 pub use sqlite_shared::{JournalMode, LockingMode, SqliteConfig, Synchronous};
-#[cfg(feature = "sqlite")]
+#[cfg(any(feature = "sqlite", feature = "stable-sqlite"))]
 pub use stable_sqlite::StableSqliteStore;
 pub use store::UserStore;
 pub use user::{User, UsernameBuf};

@@ -1,6 +1,7 @@
 //! The edge components end to end: the real `wasmtime serve` running
 //! `target/edge/userstore-edge.wasm` (built by `scripts/build_edge.sh`, engines page_tree and
-//! btree) and the peers' `target/edge/userstore-redb.wasm` and
+//! btree), `target/edge/userstore-edge-sqlite.wasm` (the same build with stable_sqlite too)
+//! and the peers' `target/edge/userstore-redb.wasm` and
 //! `target/edge/userstore-sqlite-file.wasm` (built by `scripts/build_edge_peers.sh`; SQLite in
 //! its default DELETE journal with synchronous FULL, and in WAL), called over HTTP on
 //! loopback with the edge benchmark's client and host launcher (`edge_bench`): the API on
@@ -48,6 +49,12 @@ const BTREE: Target = Target {
     component: "userstore-edge",
     build: "scripts/build_edge.sh",
     env: &[("USERSTORE_ENGINE", "btree")],
+};
+const STABLE_SQLITE: Target = Target {
+    name: "stable_sqlite",
+    component: "userstore-edge-sqlite",
+    build: "scripts/build_edge.sh",
+    env: &[("USERSTORE_ENGINE", "stable_sqlite")],
 };
 const REDB: Target = Target {
     name: "redb",
@@ -114,7 +121,17 @@ impl Target {
     /// Whether it is one of the edge's own engines (a `FileMemory` with the engine header and
     /// the `x-userstore-*` counts), not a peer.
     fn is_own(&self) -> bool {
-        self.component == "userstore-edge"
+        self.component.starts_with("userstore-edge")
+    }
+
+    /// The engine's name as the data file's header records it (`StorageEngine::NAME`).
+    fn recorded_name(&self) -> &'static str {
+        match self.name {
+            "page_tree" => "PageTree",
+            "btree" => "StableBTreeMap",
+            "stable_sqlite" => "StableSqlite",
+            other => panic!("{other} records no engine name"),
+        }
     }
 }
 
@@ -389,7 +406,7 @@ fn the_api_over_http(wasmtime: &Path, target: Target) {
         .unwrap_or_default()
         .to_owned();
     assert!(
-        message.contains("PageTree") && message.contains("StableBTreeMap"),
+        message.contains(target.recorded_name()) && message.contains(other.recorded_name()),
         "{message}"
     );
     drop(host);
@@ -398,11 +415,11 @@ fn the_api_over_http(wasmtime: &Path, target: Target) {
 }
 
 #[test]
-fn the_api_over_http_on_both_engines() {
+fn the_api_over_http_on_our_engines() {
     let Some(wasmtime) = wasmtime() else {
         return;
     };
-    for target in [PAGE_TREE, BTREE] {
+    for target in [PAGE_TREE, BTREE, STABLE_SQLITE] {
         the_api_over_http(&wasmtime, target);
     }
 }
@@ -698,6 +715,11 @@ fn killed_hosts_keep_every_acknowledged_write_on_page_tree() {
 #[test]
 fn killed_hosts_keep_every_acknowledged_write_on_btree() {
     killed_hosts_keep_every_acknowledged_write(BTREE);
+}
+
+#[test]
+fn killed_hosts_keep_every_acknowledged_write_on_stable_sqlite() {
+    killed_hosts_keep_every_acknowledged_write(STABLE_SQLITE);
 }
 
 #[test]

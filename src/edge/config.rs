@@ -1,6 +1,7 @@
 //! The host's settings, from its environment.
 //!
-//! - `USERSTORE_ENGINE`: `page_tree` (default) or `btree`;
+//! - `USERSTORE_ENGINE`: `page_tree` (default), `btree`, or `stable_sqlite` (in the component
+//!   built with SQLite, `userstore-edge-sqlite`);
 //! - `USERSTORE_DATA`: the data file (default `/data/userstore.db`);
 //! - `USERSTORE_WRITE_TOKEN`: the bearer token writes need; unset or empty, every write is
 //!   refused with 401;
@@ -25,7 +26,14 @@ pub enum Engine {
     PageTree,
     /// [`crate::BTreeStore`] (ic-stable-structures' `StableBTreeMap`).
     BTree,
+    /// `StableSqliteStore`: SQLite through this crate's VFS on the file's pages, in the
+    /// component built with feature `edge-sqlite` only.
+    StableSqlite,
 }
+
+/// The engine name of `StableSqliteStore` (its `StorageEngine::NAME`, which a test holds it
+/// to), known without SQLite in the build.
+const STABLE_SQLITE_NAME: &str = "StableSqlite";
 
 impl Engine {
     /// The engine's name as recorded in the data: its `StorageEngine::NAME`.
@@ -33,6 +41,7 @@ impl Engine {
         match self {
             Self::PageTree => <PageTreeStore<crate::engine::EngineMemory> as StorageEngine>::NAME,
             Self::BTree => <BTreeCanisterStore as StorageEngine>::NAME,
+            Self::StableSqlite => STABLE_SQLITE_NAME,
         }
     }
 
@@ -41,8 +50,16 @@ impl Engine {
         match value {
             "page_tree" => Ok(Self::PageTree),
             "btree" => Ok(Self::BTree),
+            "stable_sqlite" if cfg!(any(feature = "sqlite", feature = "stable-sqlite")) => {
+                Ok(Self::StableSqlite)
+            }
+            "stable_sqlite" => Err(StoreError::invalid_config(
+                "USERSTORE_ENGINE=stable_sqlite needs SQLite, which this component was built \
+                 without: serve userstore-edge-sqlite.wasm (scripts/build_edge.sh)",
+            )),
             other => Err(StoreError::invalid_config(format!(
-                "USERSTORE_ENGINE={other:?} names no engine; use page_tree or btree"
+                "USERSTORE_ENGINE={other:?} names no engine; use page_tree, btree or \
+                 stable_sqlite"
             ))),
         }
     }
@@ -104,5 +121,22 @@ impl EdgeConfig {
             lock_stale: millis("USERSTORE_LOCK_STALE_MS", DEFAULT_LOCK_STALE)?,
             lock_wait: millis("USERSTORE_LOCK_WAIT_MS", DEFAULT_LOCK_WAIT)?,
         })
+    }
+}
+
+#[cfg(all(test, any(feature = "sqlite", feature = "stable-sqlite")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stable_sqlite_name_is_the_engine_s() {
+        assert_eq!(
+            Engine::StableSqlite.name(),
+            <crate::StableSqliteStore as StorageEngine>::NAME
+        );
+        assert_eq!(
+            Engine::from_setting("stable_sqlite").expect("built with SQLite"),
+            Engine::StableSqlite
+        );
     }
 }

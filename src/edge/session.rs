@@ -37,7 +37,7 @@ pub struct Io {
 
 /// A memory whose writes become durable only at a commit: the `FileMemory` the host uses, or
 /// a stand-in in tests.
-pub trait Durable: Memory + Clone {
+pub trait Durable: Memory + Clone + 'static {
     /// Makes every write since the open or the last commit durable, atomically.
     fn commit(&self) -> Result<(), StoreError>;
     /// Discards every write since the open or the last commit.
@@ -195,5 +195,46 @@ fn execute<D: Durable>(config: &EdgeConfig, call: &Call, memory: &D) -> Result<V
             let mut store = BTreeStore::open(engine_memory)?;
             api::execute(&mut store, call, &info)
         }
+        #[cfg(any(feature = "sqlite", feature = "stable-sqlite"))]
+        Engine::StableSqlite => stable_sqlite::execute(call, &info, engine_memory),
+        #[cfg(not(any(feature = "sqlite", feature = "stable-sqlite")))]
+        Engine::StableSqlite => Err(StoreError::invalid_config(
+            "the StableSqlite engine needs SQLite, which this component was built without",
+        )),
+    }
+}
+
+/// The stable-memory SQLite's session: SQLite through this crate's VFS on the engine's pages
+/// of the data file, with the in-heap journal (a failed statement rolls back inside the
+/// request; the `FileMemory` commit makes the request atomic, as a message is on the IC).
+#[cfg(any(feature = "sqlite", feature = "stable-sqlite"))]
+mod stable_sqlite {
+    use crate::edge::api::{self, Call, Info};
+    use crate::error::StoreError;
+    use crate::stable_sqlite::vfs;
+    use crate::StableSqliteStore;
+    use ic_stable_structures::Memory;
+    use serde_json::Value;
+
+    /// The name the database is registered under with the VFS for one request.
+    const DATABASE: &str = "edge.db";
+
+    /// Opens the database on `memory`, runs `call`, closes it and forgets the memory.
+    pub fn execute(
+        call: &Call,
+        info: &Info,
+        memory: impl Memory + 'static,
+    ) -> Result<Value, StoreError> {
+        let opened = StableSqliteStore::open(DATABASE, memory, StableSqliteStore::default_config());
+        let outcome = opened.and_then(|mut store| {
+            let value = api::execute(&mut store, call, info);
+            store.close()?;
+            value
+        });
+        // The next request (in a reused instance) registers its own memory; this one's must
+        // not stay behind with its cached pages.
+        vfs::unregister_file(DATABASE)
+            .map_err(|error| StoreError::storage("closing the database", error))?;
+        outcome
     }
 }

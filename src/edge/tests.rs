@@ -136,10 +136,14 @@ fn reply(response: Response) -> (u16, Value) {
     (response.status, body)
 }
 
+/// The engines of this build: the stable-memory SQLite with feature `stable-sqlite`.
+#[cfg(any(feature = "sqlite", feature = "stable-sqlite"))]
+const ENGINES: [Engine; 3] = [Engine::PageTree, Engine::BTree, Engine::StableSqlite];
+#[cfg(not(any(feature = "sqlite", feature = "stable-sqlite")))]
 const ENGINES: [Engine; 2] = [Engine::PageTree, Engine::BTree];
 
 #[test]
-fn every_route_answers_on_both_engines() {
+fn every_route_answers_on_every_engine() {
     for engine in ENGINES {
         let host = Host::new(engine);
         assert_eq!(

@@ -486,12 +486,13 @@ fn table<S: UserStore>(store: &S) -> Vec<User> {
     }
 }
 
-/// The page tree and the B-tree on a file memory, crashed during a request's commit at
-/// every tenth operation: the table is the acknowledged requests' or those and the one in
-/// flight, and it answers `count` and `get` consistently.
+/// The page tree, the B-tree and the stable-memory SQLite on a file memory, crashed during a
+/// request's commit at every tenth operation: the table is the acknowledged requests' or those
+/// and the one in flight, it answers `count` and `get` consistently, and it passes the engine's
+/// own check where it has one (`check`).
 #[test]
 fn engines_on_a_file_memory_survive_a_crash_in_any_commit() {
-    fn run<S: UserStore>(open: impl Fn(FileMemory) -> S, close: impl Fn(S)) {
+    fn run<S: UserStore>(open: impl Fn(FileMemory) -> S, close: impl Fn(S), check: impl Fn(&S)) {
         const REQUESTS: usize = 8;
         let total = {
             let disk = SimDisk::new();
@@ -545,19 +546,38 @@ fn engines_on_a_file_memory_survive_a_crash_in_any_commit() {
             for (id, username) in rows.iter().take(50) {
                 assert_eq!(&store.get(*id).expect("get").username, username);
             }
+            check(&store);
         }
     }
+    // The page tree and the B-tree have no check of their own beyond what `run` reads.
+    fn no_check_of_its_own<S>(_: &S) {}
     run(
         |memory| PerRequestPageTree::open_per_request(memory).expect("the page tree opens"),
         |store| store.close().expect("the page tree closes"),
+        no_check_of_its_own,
     );
     run(
         |memory| PageTreeStore::open(memory).expect("the page tree opens"),
         |store| store.close().expect("the page tree closes"),
+        no_check_of_its_own,
     );
     run(
         |memory| BTreeStore::open(memory).expect("the B-tree opens"),
         drop,
+        no_check_of_its_own,
+    );
+    #[cfg(any(feature = "sqlite", feature = "stable-sqlite"))]
+    run(
+        |memory| {
+            crate::StableSqliteStore::open(
+                "crashed.db",
+                memory,
+                crate::StableSqliteStore::default_config(),
+            )
+            .expect("the stable-memory SQLite opens")
+        },
+        |store| store.close().expect("the stable-memory SQLite closes"),
+        |store| store.check_integrity().expect("SQLite's integrity check"),
     );
 }
 

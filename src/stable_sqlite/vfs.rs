@@ -104,6 +104,24 @@ pub fn register_file(name: &str, memory: Box<dyn Memory>) -> Result<FileHandle, 
     })
 }
 
+/// Forgets the file `name`, releasing its Memory (a host that opens the database per request
+/// hands it a new Memory each time, and must not keep the last one). Refused, like a
+/// replacement, while a connection or a handle uses it; a name never registered is no error.
+pub fn unregister_file(name: &str) -> Result<(), VfsError> {
+    REGISTRY.with(|registry| {
+        let mut registry = registry
+            .try_borrow_mut()
+            .map_err(|_| VfsError::InUse(name.to_string()))?;
+        if let Some(existing) = registry.get(name) {
+            if existing.open.get() || Rc::strong_count(existing) > 1 {
+                return Err(VfsError::InUse(name.to_string()));
+            }
+        }
+        registry.remove(name);
+        Ok(())
+    })
+}
+
 /// A registered file as the store sees it: the header's application value, the sizes and
 /// the write counters. Keeping a handle keeps the file registered.
 #[derive(Clone)]
