@@ -1,8 +1,9 @@
 //! The edge component on a second host: `jco serve` (Node.js with
-//! `@bytecodealliance/preview2-shim`) running `target/edge/userstore-edge.wasm` (built by
-//! `scripts/build_edge.sh`), the data directory preopened as `/data` and the component's
-//! environment set by `scripts/jco_hook.mjs`, called over HTTP with the edge benchmark's client:
-//! the API on both engines (page_tree, btree) and a restart that keeps the data.
+//! `@bytecodealliance/preview2-shim`) running `target/edge/userstore-edge.wasm` and
+//! `userstore-edge-sqlite.wasm` (built by `scripts/build_edge.sh`), the data directory
+//! preopened as `/data` and the component's environment set by `scripts/jco_hook.mjs`, called
+//! over HTTP with the edge benchmark's client: the API on every engine (page_tree, btree,
+//! stable_sqlite) and a restart that keeps the data.
 //!
 //! jco and the shim are the ones `scripts/jco.sh` installs under `target/jco` (pinned). Node,
 //! jco or the Wasm missing fails the tests with what to do, unless `USERSTORE_SKIP_JCO=1`.
@@ -36,7 +37,8 @@ struct Setup {
     component: PathBuf,
 }
 
-fn setup() -> Option<Setup> {
+/// The setup for the component `target/edge/<component>.wasm`.
+fn setup(component: &str) -> Option<Setup> {
     if std::env::var("USERSTORE_SKIP_JCO").as_deref() == Ok("1") {
         eprintln!("USERSTORE_SKIP_JCO=1: the jco end-to-end tests are skipped");
         return None;
@@ -53,7 +55,7 @@ fn setup() -> Option<Setup> {
         "no {}: install jco with `bash scripts/jco.sh`, or set USERSTORE_SKIP_JCO=1",
         jco.display()
     );
-    let component = root().join("target/edge/userstore-edge.wasm");
+    let component = root().join(format!("target/edge/{component}.wasm"));
     assert!(
         component.is_file(),
         "no {}: build it with scripts/build_edge.sh, or set USERSTORE_SKIP_JCO=1",
@@ -171,8 +173,10 @@ fn write(address: SocketAddr, path: &str, body: Value) -> (u16, Value) {
     )
 }
 
-fn the_api_on_jco(engine: &str) {
-    let Some(setup) = setup() else { return };
+fn the_api_on_jco(engine: &str, component: &str) {
+    let Some(setup) = setup(component) else {
+        return;
+    };
     let data = tempfile::tempdir().expect("a temporary directory");
     let work = tempfile::tempdir().expect("a temporary directory");
     let host = JcoHost::start(&setup, engine, data.path(), work.path());
@@ -259,10 +263,15 @@ fn the_api_on_jco(engine: &str) {
 
 #[test]
 fn the_api_on_jco_serve_page_tree() {
-    the_api_on_jco("page_tree");
+    the_api_on_jco("page_tree", "userstore-edge");
 }
 
 #[test]
 fn the_api_on_jco_serve_btree() {
-    the_api_on_jco("btree");
+    the_api_on_jco("btree", "userstore-edge");
+}
+
+#[test]
+fn the_api_on_jco_serve_stable_sqlite() {
+    the_api_on_jco("stable_sqlite", "userstore-edge-sqlite");
 }
