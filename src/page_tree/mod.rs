@@ -14,8 +14,8 @@
 //!   index), binary-searched with no stable read; past that (and at any size when the table
 //!   is opened per request), the lowest id of each index page in the heap, then one index
 //!   page of stable memory;
-//! - one leaf, one Wasm page of stable memory, binary-searched through its slots with reads
-//!   of a few bytes ([`leaf`]).
+//! - one leaf, one Wasm page of stable memory, searched through its slots with reads of a
+//!   few bytes, each probe where the id would lie if the leaf's keys were even ([`leaf`]).
 //!
 //! Opening reads the header and at most one index page, at any size; [`PerRequestPageTree`],
 //! for a host that opens the table on every request, reads the header alone and searches the

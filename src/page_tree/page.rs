@@ -3,7 +3,7 @@
 //! Every read and write goes straight to stable memory: a read costs 20 instructions plus one
 //! per byte (docs/metering.md §5), and the page's first access and first write in a message
 //! cost 80,000 each under the IC's current meter (§6), however few bytes are moved. So the
-//! engine reads the few bytes it needs (a leaf's header, the slots of a binary search, one
+//! engine reads the few bytes it needs (a leaf's header, the slots a search probes, one
 //! record) rather than the page, and never copies a page into the heap on the common path.
 
 use ic_stable_structures::Memory;
