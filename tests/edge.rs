@@ -434,6 +434,50 @@ fn the_api_over_http_on_the_peers() {
     }
 }
 
+/// A commit larger than what the host lets a guest hand it in one call (`wasmtime serve`'s
+/// hostcall fuel, 128 MiB by default; here 1 MiB, which a batch of 10,000 rows of 128-byte
+/// names passes a few times) is written in pieces, and reads back whole after a restart.
+#[test]
+fn a_commit_larger_than_the_host_s_hostcall_fuel_is_written_in_pieces() {
+    let Some(wasmtime) = wasmtime() else {
+        return;
+    };
+    for target in [PAGE_TREE, STABLE_SQLITE] {
+        let engine = target.name;
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut config = target.host_config(&wasmtime, dir.path());
+        config.serve_args = vec!["-S".into(), format!("hostcall-fuel={}", 1 << 20)];
+        let host = Host::start(&config).unwrap_or_else(|error| panic!("{engine}: {error}"));
+        let mut writer = Client::new(host.address(), Some(TOKEN));
+        let users: Vec<Value> = (0..10_000u64)
+            .map(|id| json!({"id": id, "username": format!("{id:0>128}")}))
+            .collect();
+        let reply = writer
+            .post("/insert_users", &Value::from(users))
+            .expect("an answer");
+        assert_eq!(
+            (
+                reply.status,
+                String::from_utf8_lossy(&reply.body).into_owned()
+            ),
+            (200, json!({"Ok": 10_000}).to_string()),
+            "{engine}"
+        );
+        drop(host);
+        let restarted = Edge::start(&wasmtime, &target, dir.path());
+        assert_eq!(
+            restarted.get("/count_users").body,
+            json!({"Ok": 10_000}),
+            "{engine}"
+        );
+        assert_eq!(
+            restarted.get("/get_user?id=9999").body,
+            json!({"Ok": {"id": 9999, "username": format!("{:0>128}", 9999)}}),
+            "{engine}"
+        );
+    }
+}
+
 #[test]
 fn concurrent_requests_are_serialized_by_the_lock() {
     let Some(wasmtime) = wasmtime() else {

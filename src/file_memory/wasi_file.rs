@@ -6,7 +6,8 @@
 //! and copied once more inside the guest (docs/edge.md, "What a request executes"). Here a
 //! read is `descriptor.read(length, offset)` (the host returns at most its own read size per
 //! call; the loop asks again), whose list the host writes straight into the buffer the unit
-//! keeps ([`DiskFile::read_owned`]), and a write hands the host the bytes in place.
+//! keeps ([`DiskFile::read_owned`]), and a write hands the host the bytes in place, in pieces
+//! of at most [`MAX_WRITE_BYTES`].
 
 use super::disk::DiskFile;
 use super::preopen::relative_to;
@@ -14,6 +15,12 @@ use std::io;
 use std::path::Path;
 use wasi::filesystem::preopens::get_directories;
 use wasi::filesystem::types::{Descriptor, DescriptorFlags, ErrorCode, OpenFlags, PathFlags};
+
+/// The most bytes one `descriptor.write` hands the host. A host limits what a guest may copy to
+/// it in one call (wasmtime's "hostcall fuel", 128 MiB by default, `Store::set_hostcall_fuel`;
+/// `wasmtime serve -S hostcall-fuel=N`), and a call past it traps the request: a commit of a
+/// large batch, or a checkpoint's run of blocks, is written in pieces of this size instead.
+const MAX_WRITE_BYTES: usize = 256 * 1024;
 
 /// A file opened through the preopened directory that holds it.
 pub struct WasiFile {
@@ -92,9 +99,10 @@ impl DiskFile for WasiFile {
     fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
         let mut written = 0;
         while written < data.len() {
+            let end = data.len().min(written + MAX_WRITE_BYTES);
             let count = self
                 .descriptor
-                .write(&data[written..], offset + written as u64)
+                .write(&data[written..end], offset + written as u64)
                 .map_err(|code| error(code, Some("writing the file")))?;
             if count == 0 {
                 return Err(io::Error::new(
