@@ -16,6 +16,8 @@
 //! - `bench-calls --check <canister-dir> <results.yml> <flamegraph-dir>`: measure the subset
 //!   CI checks ([`check::subset`]) and fail if any of its figures differs from the committed
 //!   file (its flame graphs go to the directory, for the caller to compare);
+//! - `bench-calls --btree-layouts ROWS <results.yml>`: the B-tree's bytes per row under
+//!   layouts of its index ([`btree_layouts`]);
 //! - `bench-calls --page-sizes <canister-dir> <results.yml>`: the stable-memory SQLite
 //!   canister's page-size sweep ([`page_sizes`]);
 //! - `bench-calls --sizes [--check] [--from ROWS] [--up-to ROWS] [--only KEY,...]
@@ -23,6 +25,7 @@
 //!   (or, with `--check`, compared with it); `bench-calls --sizes --merge PART.yml ...
 //!   <size_results.yml>` merges the files of sweeps run side by side into it.
 
+mod btree_layouts;
 mod check;
 mod draw;
 mod engines;
@@ -59,6 +62,10 @@ fn main() -> ExitCode {
                     Path::new(results),
                 )
             }),
+        [flag, rows, results] if flag == "--btree-layouts" => rows
+            .parse()
+            .map_err(|_| format!("not a number of rows: {rows}"))
+            .and_then(|rows| btree_layouts::measure(rows, Path::new(results))),
         [flag, canisters, results] if flag == "--page-sizes" => {
             page_sizes::sweep(Path::new(canisters), Path::new(results))
         }
@@ -87,6 +94,7 @@ fn main() -> ExitCode {
                 "usage: bench-calls [--only KEY,...] <canister-dir> <results.yml> <flamegraph-dir>\n       \
                  bench-calls --check <canister-dir> <results.yml> <flamegraph-dir>\n       \
                  bench-calls --page-sizes <canister-dir> <results.yml>\n       \
+                 bench-calls --btree-layouts ROWS <results.yml>\n       \
                  bench-calls --index-build ROWS <canister-dir> <fixture-dir> <results.yml>\n       \
                  bench-calls --sizes [--check] [--from ROWS] [--up-to ROWS] [--only KEY,...] \
                  <canister-dir> <size_results.yml>\n       \
