@@ -25,9 +25,9 @@
 //! removal nobody can replace the stale lock: a breaker never removes a live lock. A holder
 //! releasing its lock likewise removes it only if it is still its own.
 //!
-//! Whoever wins the next exclusive create after a break holds the lock; the others keep waiting
-//! (short sleeps) until the deadline (`USERSTORE_LOCK_WAIT_MS`), then the request is answered
-//! 503. The data stays consistent even across a break: the `FileMemory` log makes a commit
+//! Waiting is in line: a request that finds the lock taken takes a ticket (below, "The line")
+//! and tries the lock again only when its ticket is the first, until the deadline
+//! (`USERSTORE_LOCK_WAIT_MS`), then the request is answered 503. The data stays consistent even across a break: the `FileMemory` log makes a commit
 //! atomic, and an interrupted one is a torn record that the next open ignores.
 
 use crate::edge::failure::Failure;
@@ -81,17 +81,27 @@ impl Lock {
     pub fn acquire(data: &Path, settings: &LockSettings) -> Result<Lock, Failure> {
         let path = lock_path(data);
         let deadline = Instant::now() + settings.wait;
+        let mut ticket: Option<Ticket> = None;
         loop {
-            let holder = Holder::new(&settings.epoch);
-            let contents = holder.encode();
-            match create_exclusive(&path, &contents, holder.nonce) {
-                Ok(()) => return Ok(Lock { path, contents }),
-                Err(error) if error.kind() == ErrorKind::AlreadyExists => {
-                    if break_if_stale(data, settings)? {
-                        continue;
+            let place = match &ticket {
+                // Without a ticket: the lock at once if nobody waits, else a ticket.
+                None if line(data)?.is_empty() => Place::First,
+                None => Place::Lost,
+                Some(ticket) => ticket.place(data, settings)?,
+            };
+            if place == Place::First {
+                let holder = Holder::new(&settings.epoch);
+                let contents = holder.encode();
+                match create_exclusive(&path, &contents, holder.nonce) {
+                    // The ticket, if any, is removed after the lock exists (dropped here).
+                    Ok(()) => return Ok(Lock { path, contents }),
+                    Err(error) if error.kind() == ErrorKind::AlreadyExists => {
+                        if break_if_stale(data, settings)? {
+                            continue;
+                        }
                     }
+                    Err(error) => return Err(io_failure("creating the lock file", error)),
                 }
-                Err(error) => return Err(io_failure("creating the lock file", error)),
             }
             if Instant::now() >= deadline {
                 return Err(Failure::Busy(format!(
@@ -99,6 +109,10 @@ impl Lock {
                     path.display(),
                     settings.wait.as_millis()
                 )));
+            }
+            if ticket.is_none() || place == Place::Lost {
+                ticket = Some(Ticket::take(data, &settings.epoch)?);
+                continue;
             }
             std::thread::sleep(settings.retry);
         }
@@ -263,6 +277,134 @@ fn break_if_stale(data: &Path, settings: &LockSettings) -> Result<bool, Failure>
             Ok(false)
         }
         Err(error) => Err(io_failure("creating the breaker's file", error)),
+    }
+}
+
+/// Where a ticket stands in the line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    /// The lowest ticket: its holder may try the lock.
+    First,
+    /// Behind another ticket.
+    Behind,
+    /// Gone from the line (removed as stale): to be taken again.
+    Lost,
+}
+
+/// A place in the line in front of the lock (the module's "The line"), held until dropped.
+#[derive(Debug)]
+struct Ticket {
+    number: u64,
+    path: PathBuf,
+    contents: String,
+}
+
+/// Digits of a ticket's number in its file name.
+const TICKET_DIGITS: usize = 20;
+
+/// The tickets of `data`'s line, lowest first: `(number, path)`.
+fn line(data: &Path) -> Result<Vec<(u64, PathBuf)>, Failure> {
+    let directory = match data.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let prefix = match data.file_name() {
+        Some(name) => format!("{}.lock.q", name.to_string_lossy()),
+        None => return Ok(Vec::new()),
+    };
+    let entries =
+        fs::read_dir(directory).map_err(|error| io_failure("reading the lock's line", error))?;
+    let mut tickets = Vec::new();
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            // A file removed while the directory is read (a staging file, a ticket served):
+            // WASI's listing reads each entry's metadata, which is then gone.
+            Err(error) if error.kind() == ErrorKind::NotFound => continue,
+            Err(error) => return Err(io_failure("reading the lock's line", error)),
+        };
+        let name = entry.file_name();
+        let Some(digits) = name.to_str().and_then(|name| name.strip_prefix(&prefix)) else {
+            continue;
+        };
+        // Staging files (`….new`) and anything else are not tickets.
+        if digits.len() != TICKET_DIGITS || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(number) = digits.parse() {
+            tickets.push((number, entry.path()));
+        }
+    }
+    tickets.sort_unstable();
+    Ok(tickets)
+}
+
+/// The file of ticket `number` in `data`'s line.
+pub fn ticket_path(data: &Path, number: u64) -> PathBuf {
+    with_suffix(
+        data,
+        &format!(".lock.q{number:0width$}", width = TICKET_DIGITS),
+    )
+}
+
+impl Ticket {
+    /// Takes a ticket at the end of `data`'s line.
+    fn take(data: &Path, epoch: &str) -> Result<Ticket, Failure> {
+        let holder = Holder::new(epoch);
+        let contents = holder.encode();
+        let clock = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|now| now.as_micros() as u64)
+            .unwrap_or_default();
+        let highest = line(data)?.last().map(|(number, _)| *number);
+        let mut number = highest.map_or(clock, |highest| clock.max(highest.saturating_add(1)));
+        loop {
+            let path = ticket_path(data, number);
+            match create_exclusive(&path, &contents, holder.nonce) {
+                Ok(()) => {
+                    return Ok(Ticket {
+                        number,
+                        path,
+                        contents,
+                    })
+                }
+                // Taken by a request at the same moment: the next number.
+                Err(error) if error.kind() == ErrorKind::AlreadyExists => {
+                    number = number.saturating_add(1);
+                }
+                Err(error) => return Err(io_failure("taking a ticket for the lock", error)),
+            }
+        }
+    }
+
+    /// Where the ticket stands; removes the ticket in front of the line if its holder is gone.
+    fn place(&self, data: &Path, settings: &LockSettings) -> Result<Place, Failure> {
+        let line = line(data)?;
+        if !line.iter().any(|(number, _)| *number == self.number) {
+            return Ok(Place::Lost);
+        }
+        match line.first() {
+            Some((first, _)) if *first == self.number => Ok(Place::First),
+            Some((_, first)) => {
+                if let Some((contents, modified)) = read_file(first)? {
+                    if is_stale(&contents, modified, settings)
+                        && holds_exactly(first, contents.as_bytes())
+                    {
+                        let _ = fs::remove_file(first);
+                    }
+                }
+                Ok(Place::Behind)
+            }
+            None => Ok(Place::Lost),
+        }
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if holds_exactly(&self.path, self.contents.as_bytes()) {
+            let _ = fs::remove_file(&self.path);
+        }
     }
 }
 

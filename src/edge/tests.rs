@@ -5,7 +5,7 @@ use super::api::{self, Failure, MAX_BODY_BYTES};
 use super::auth::constant_time_eq;
 use super::config::{EdgeConfig, Engine};
 use super::http::{Request, Response};
-use super::lock::{break_path, lock_path, Holder, Lock, LockSettings};
+use super::lock::{break_path, lock_path, ticket_path, Holder, Lock, LockSettings};
 use super::session::{serve_on, serve_store, uncounted, Durable, Io};
 use crate::btree::BTreeStore;
 use crate::error::{Limit, StoreError};
@@ -684,6 +684,87 @@ fn stale_locks_are_broken() {
     patient.wait = Duration::from_secs(5);
     let lock = Lock::acquire(&data, &patient).expect("broke the lock after the breaker");
     assert!(!break_path(&data).exists());
+    drop(lock);
+}
+
+/// Tickets in the line of the data file in `dir`.
+fn tickets_in(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .expect("the directory")
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            name.strip_prefix("userstore.db.lock.q")
+                .is_some_and(|digits| digits.bytes().all(|byte| byte.is_ascii_digit()))
+        })
+        .count()
+}
+
+fn write_ticket(data: &Path, number: u64, epoch: &str) {
+    let holder = Holder {
+        epoch: epoch.to_owned(),
+        millis: now_millis(),
+        nonce: number,
+    };
+    std::fs::write(ticket_path(data, number), holder.encode()).expect("a ticket");
+}
+
+#[test]
+fn waiters_take_the_lock_in_the_order_they_came() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let data = dir.path().join("userstore.db");
+    let held = Lock::acquire(&data, &settings("e")).expect("the lock");
+    let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut waiters = Vec::new();
+    for waiter in 0..4 {
+        let (data, order) = (data.clone(), order.clone());
+        waiters.push(std::thread::spawn(move || {
+            let mut patient = settings("e");
+            patient.wait = Duration::from_secs(60);
+            let lock = Lock::acquire(&data, &patient).expect("the lock in turn");
+            order.lock().expect("the order").push(waiter);
+            drop(lock);
+        }));
+        // The next waiter comes once this one is in line.
+        let give_up = std::time::Instant::now() + Duration::from_secs(60);
+        while tickets_in(dir.path()) < waiter + 1 {
+            assert!(
+                std::time::Instant::now() < give_up,
+                "waiter {waiter} never queued"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    drop(held);
+    for waiter in waiters {
+        waiter.join().expect("a waiter");
+    }
+    assert_eq!(*order.lock().expect("the order"), vec![0, 1, 2, 3]);
+    assert_eq!(tickets_in(dir.path()), 0, "a ticket was left behind");
+    assert!(!lock_path(&data).exists());
+}
+
+#[test]
+fn a_free_lock_goes_to_the_first_in_line_and_a_waiter_that_gives_up_leaves_it() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let data = dir.path().join("userstore.db");
+    // A live request of this host waits in front: a newcomer does not pass it.
+    write_ticket(&data, 1, "e");
+    let mut brief = settings("e");
+    brief.wait = Duration::from_millis(20);
+    assert!(matches!(
+        Lock::acquire(&data, &brief),
+        Err(Failure::Busy(_))
+    ));
+    assert!(!lock_path(&data).exists(), "the newcomer took the lock");
+    assert_eq!(tickets_in(dir.path()), 1, "the newcomer left its ticket");
+    // A ticket left by a host that is gone is removed by the one behind it.
+    std::fs::remove_file(ticket_path(&data, 1)).expect("removed");
+    write_ticket(&data, 1, "old-host");
+    let mut patient = settings("e");
+    patient.wait = Duration::from_secs(5);
+    let lock = Lock::acquire(&data, &patient).expect("the lock behind a gone host's ticket");
+    assert_eq!(tickets_in(dir.path()), 0);
     drop(lock);
 }
 
