@@ -27,8 +27,28 @@
 //!
 //! Waiting is in line: a request that finds the lock taken takes a ticket (below, "The line")
 //! and tries the lock again only when its ticket is the first, until the deadline
-//! (`USERSTORE_LOCK_WAIT_MS`), then the request is answered 503. The data stays consistent even across a break: the `FileMemory` log makes a commit
-//! atomic, and an interrupted one is a torn record that the next open ignores.
+//! (`USERSTORE_LOCK_WAIT_MS`), then the request is answered 503. The data stays consistent
+//! even across a break: the `FileMemory` log makes a commit atomic, and an interrupted one is
+//! a torn record that the next open ignores.
+//!
+//! # The line
+//! Without it, whoever tried first after a release won, and a request could lose every race
+//! until its deadline: with 8 clients of a slow request each (SQLite's `count_users` on a
+//! 1,000,000-row table), a waiter retrying every few milliseconds often lost to the request
+//! that arrived just after a release (docs/edge.md, "Many requests, no file locks"). So a
+//! request that finds the lock taken takes a ticket, a file `<data>.lock.q<N>` (20 digits),
+//! and tries the lock only while its ticket is the lowest in the directory; a request that
+//! finds no ticket tries it at once. Tickets are numbered by the clock in microseconds, or one
+//! past the highest ticket when that is higher, and written before they appear
+//! (`create_exclusive`), so the line keeps the order requests came in.
+//!
+//! The line decides who tries the lock, never who holds it: the lock file's exclusive create
+//! still excludes, so an order it gets wrong (two tickets taken at once, a clock that went
+//! back) costs fairness, never exclusion. A ticket's holder removes it once it has the lock or
+//! gives up (`Drop`); a ticket left by an instance that trapped while waiting is removed by
+//! the ticket behind it once stale, judged as a lock is (another epoch's, or older than the
+//! stale timeout; a live ticket is never older than the wait). A ticket removed so is taken
+//! again at the end of the line.
 
 use crate::edge::failure::Failure;
 use crate::error::StoreError;
