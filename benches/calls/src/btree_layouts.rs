@@ -55,34 +55,40 @@ struct Results {
     layouts: Vec<Layout>,
 }
 
-/// A map value of at most `N` bytes, the bound every node's page is sized from.
-#[derive(Clone)]
-struct BoundedBytes<const N: u32>(Vec<u8>);
+/// How a layout bounds its map's values, the bound every node's page is sized from.
+trait ValueBound {
+    /// The bound the map's value type declares.
+    const BOUND: Bound;
+}
 
-impl<const N: u32> Storable for BoundedBytes<N> {
+/// Values of at most `N` bytes.
+struct AtMost<const N: u32>;
+
+impl<const N: u32> ValueBound for AtMost<N> {
     const BOUND: Bound = Bound::Bounded {
         max_size: N,
         is_fixed_size: false,
     };
+}
 
-    fn to_bytes(&self) -> Cow<'_, [u8]> {
-        Cow::Borrowed(&self.0)
-    }
+/// Values of any length: nodes get ic-stable-structures' default page (1 KiB).
+struct AnyLength;
 
-    fn into_bytes(self) -> Vec<u8> {
-        self.0
-    }
+impl ValueBound for AnyLength {
+    const BOUND: Bound = Bound::Unbounded;
+}
 
-    fn from_bytes(bytes: Cow<'_, [u8]>) -> Self {
-        Self(bytes.into_owned())
+/// A map value under bound `B`.
+struct Bytes<B: ValueBound>(Vec<u8>, std::marker::PhantomData<B>);
+
+impl<B: ValueBound> Bytes<B> {
+    fn new(bytes: Vec<u8>) -> Self {
+        Self(bytes, std::marker::PhantomData)
     }
 }
 
-/// A map value of any length: nodes get ic-stable-structures' default page (1 KiB).
-struct UnboundedBytes(Vec<u8>);
-
-impl Storable for UnboundedBytes {
-    const BOUND: Bound = Bound::Unbounded;
+impl<B: ValueBound> Storable for Bytes<B> {
+    const BOUND: Bound = B::BOUND;
 
     fn to_bytes(&self) -> Cow<'_, [u8]> {
         Cow::Borrowed(&self.0)
@@ -93,7 +99,7 @@ impl Storable for UnboundedBytes {
     }
 
     fn from_bytes(bytes: Cow<'_, [u8]>) -> Self {
-        Self(bytes.into_owned())
+        Self::new(bytes.into_owned())
     }
 }
 
@@ -123,15 +129,15 @@ fn per_row(memory: &VectorMemory, rows: u64) -> f64 {
     (bytes as f64 / rows as f64 * 10.0).round() / 10.0
 }
 
-/// Fills a map of values `V` (made by `value`) with the rows and the `entry` of each, in the
+/// Fills a map of values bounded by `B` with the rows and the `entry` of each, in the
 /// aged order, and returns its bytes per row.
-fn plain_map<V: Storable>(rows: u64, entry: IndexEntry, value: impl Fn(Vec<u8>) -> V) -> f64 {
+fn plain_map<B: ValueBound>(rows: u64, entry: IndexEntry) -> f64 {
     let memory = VectorMemory::default();
-    let mut map: StableBTreeMap<u64, V, VectorMemory> = StableBTreeMap::new(memory.clone());
+    let mut map: StableBTreeMap<u64, Bytes<B>, VectorMemory> = StableBTreeMap::new(memory.clone());
     for id in aged_batches(rows).into_iter().flatten() {
         let user = preloaded_user(id);
         let name = user.username.as_bytes();
-        map.insert(id, value(name.to_vec()));
+        map.insert(id, Bytes::new(name.to_vec()));
         let mut indexed = id.to_le_bytes().to_vec();
         match entry {
             IndexEntry::None => continue,
@@ -142,7 +148,7 @@ fn plain_map<V: Storable>(rows: u64, entry: IndexEntry, value: impl Fn(Vec<u8>) 
             }
         }
         let key = FIRST_NAME_KEY | (name_index::bucket_of(&user.username) << SLOT_BITS);
-        map.insert(key, value(indexed));
+        map.insert(key, Bytes::new(indexed));
     }
     per_row(&memory, rows)
 }
@@ -169,7 +175,7 @@ pub fn measure(rows: u64, results: &Path) -> Result<(), String> {
     if rows == 0 {
         return Err("--btree-layouts needs at least one row".into());
     }
-    let rows_only = plain_map(rows, IndexEntry::None, BoundedBytes::<ROW_BOUND>);
+    let rows_only = plain_map::<AtMost<ROW_BOUND>>(rows, IndexEntry::None);
     let measured: Vec<(&'static str, f64, &'static str)> = vec![
         (
             "rows alone, values of at most 128 bytes (the release before the index)",
@@ -184,28 +190,24 @@ pub fn measure(rows: u64, results: &Path) -> Result<(), String> {
         ),
         (
             "rows and index entries of an id and a name, values of at most 136 bytes",
-            plain_map(rows, IndexEntry::IdAndName, BoundedBytes::<ENTRY_BOUND>),
+            plain_map::<AtMost<ENTRY_BOUND>>(rows, IndexEntry::IdAndName),
             "one entry",
         ),
         (
             "rows and index entries of an id and a name, values of at most 128 bytes (names \
              past 120 bytes would need the row)",
-            plain_map(rows, IndexEntry::IdAndName, BoundedBytes::<ROW_BOUND>),
+            plain_map::<AtMost<ROW_BOUND>>(rows, IndexEntry::IdAndName),
             "one entry",
         ),
         (
             "rows and index entries of an id and a name, values unbounded (1 KiB pages)",
-            plain_map(rows, IndexEntry::IdAndName, UnboundedBytes),
+            plain_map::<AnyLength>(rows, IndexEntry::IdAndName),
             "one entry",
         ),
         (
             "rows and index entries of an id and a 4-byte hash of the name, values of at most \
              128 bytes",
-            plain_map(
-                rows,
-                IndexEntry::IdAndFingerprint,
-                BoundedBytes::<ROW_BOUND>,
-            ),
+            plain_map::<AtMost<ROW_BOUND>>(rows, IndexEntry::IdAndFingerprint),
             "one entry, then the row",
         ),
     ];
@@ -244,12 +246,12 @@ mod tests {
     fn the_plain_map_of_the_engine_s_layout_takes_the_engine_s_bytes() {
         let rows = 20_000;
         let engine = engine(rows).unwrap();
-        let plain = plain_map(rows, IndexEntry::IdAndName, BoundedBytes::<ENTRY_BOUND>);
+        let plain = plain_map::<AtMost<ENTRY_BOUND>>(rows, IndexEntry::IdAndName);
         assert!(
             (engine - plain).abs() / engine < 0.01,
             "engine {engine} bytes a row, plain map {plain}"
         );
-        let rows_only = plain_map(rows, IndexEntry::None, BoundedBytes::<ROW_BOUND>);
+        let rows_only = plain_map::<AtMost<ROW_BOUND>>(rows, IndexEntry::None);
         assert!(plain > 2.0 * rows_only, "{plain} against {rows_only}");
     }
 
