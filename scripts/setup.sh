@@ -17,7 +17,9 @@ WASMTIME_VERSION="48.0.8"
 # exactly as the default build does.
 WASMTIME_FEATURES="serve,run,component-model-async,cranelift,parallel-compilation,pooling-allocator,cache"
 
-log() { printf '\n== %s\n' "$*" >&2; }
+# Each step's line carries the wall-clock time, so that a log (CI's above all) shows where the
+# time goes.
+log() { printf '\n== %s  [%s]\n' "$*" "$(date +%H:%M:%S)" >&2; }
 
 # require COMMAND WHY...: fail early, with a clear message, when a prerequisite is missing.
 require() {
