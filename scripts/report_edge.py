@@ -302,9 +302,9 @@ README_START = "<!-- edge figures: written by scripts/bench.sh from edge_results
 README_END = "<!-- /edge figures -->"
 README_ROWS = ["insert_one", "get", "get_by_name", "update", "delete", "list_100",
                "batch_between_1000", "batch_appended_1000"]
-# The README's columns: ours and the peers an edge developer would pick (SQLite's other journal
-# modes are in docs/RESULTS.md).
-README_ENGINES = ["page_tree", "btree", "redb", "sqlite_delete", "sqlite_wal"]
+# The README's columns: our three engines and the peers an edge developer would pick (SQLite's
+# other journal modes are in docs/RESULTS.md).
+README_ENGINES = ["page_tree", "btree", "stable_sqlite", "redb", "sqlite_delete", "sqlite_wal"]
 
 
 def readme_table(path):
