@@ -98,6 +98,55 @@ fi
 "$ROOT/scripts/build.sh" "${store_canisters[@]}" benches
 
 mkdir -p "$ROOT/target/bench"
+# The preloaded tables' image (canbench's stable memory), cached in .cache/bench by the
+# benchmark canister's hash. Its build is single-threaded for minutes (icrun runs one message
+# at a time), as the per-call measurements below are, so it runs beside them on the other core
+# (on a fresh machine, CI's, it is always built). What they measure are instruction counts,
+# which do not depend on what else runs; the timed edge benchmark never runs beside it.
+CACHE="$ROOT/.cache/bench"
+key=$(sha256 "$ROOT/target/canisters/benches.wasm" | cut -c1-16)
+image="$CACHE/images/$key.bin"
+storage="$CACHE/images/$key.storage.tsv"
+image_log="$ROOT/target/bench/image.log"
+image_job=
+if [ ! -f "$image" ] || [ ! -f "$storage" ]; then
+  log "building the preloaded tables in the background (bench-snapshot, log in $image_log)"
+  rm -rf "$CACHE/images"
+  mkdir -p "$CACHE/images"
+  "$ROOT/target/debug/bench-snapshot" "$ROOT/target/canisters/benches.wasm" \
+    "$image.tmp" "$storage.tmp" >"$image_log" 2>&1 &
+  image_job=$!
+  # A step that fails before the image is waited for stops its build too.
+  trap '[ -n "$image_job" ] && kill "$image_job" 2>/dev/null' EXIT
+else
+  log "reusing the preloaded tables $image"
+fi
+
+# wait_for_image: waits for the image's build, if one runs, and fails with its log if the
+# build failed; then links the image where canbench.yml reads it.
+wait_for_image() {
+  if [ -n "$image_job" ]; then
+    local job=$image_job status=0
+    wait "$job" || status=$?
+    image_job=
+    cat "$image_log" >&2
+    if [ "$status" != 0 ]; then
+      echo "bench-snapshot failed (exit $status): the preloaded tables were not built" >&2
+      exit 1
+    fi
+    mv "$image.tmp" "$image"
+    mv "$storage.tmp" "$storage"
+    log "the preloaded tables are built: $image"
+  fi
+  ln -sfn "images/$key.bin" "$CACHE/stable_memory.bin"
+}
+
+# The size sweep's large tables take much memory (docs/scale.md): it does not run beside the
+# image's build.
+if [ "$mode" = sizes ]; then
+  wait_for_image
+fi
+
 if [ "$mode" = check ]; then
   flamegraphs="$ROOT/target/bench/calls-check/flamegraphs"
   rm -rf "$flamegraphs"
@@ -120,21 +169,7 @@ if [ "$mode" = persist ] || [ "$mode" = sizes ]; then
   "$ROOT/target/debug/bench-calls" --sizes --up-to "$sizes_up_to" "$ROOT/target/canisters" "$ROOT/size_results.yml"
 fi
 
-CACHE="$ROOT/.cache/bench"
-key=$(sha256 "$ROOT/target/canisters/benches.wasm" | cut -c1-16)
-image="$CACHE/images/$key.bin"
-storage="$CACHE/images/$key.storage.tsv"
-if [ ! -f "$image" ] || [ ! -f "$storage" ]; then
-  log "building the preloaded tables (image cached in .cache/bench by the Wasm's hash)"
-  rm -rf "$CACHE/images"
-  mkdir -p "$CACHE/images"
-  "$ROOT/target/debug/bench-snapshot" "$ROOT/target/canisters/benches.wasm" "$image.tmp" "$storage.tmp"
-  mv "$image.tmp" "$image"
-  mv "$storage.tmp" "$storage"
-else
-  log "reusing the preloaded tables $image"
-fi
-ln -sfn "images/$key.bin" "$CACHE/stable_memory.bin"
+wait_for_image
 
 if [ "$mode" = check ]; then
   # The reproduction check compares with icrun's own committed figures.
