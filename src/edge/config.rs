@@ -10,7 +10,10 @@
 //! - `USERSTORE_LOCK_STALE_MS`: age after which a lock of this epoch is taken as abandoned
 //!   (default 30,000);
 //! - `USERSTORE_LOCK_WAIT_MS`: how long a request waits for the lock before 503 (default
-//!   10,000).
+//!   10,000);
+//! - `USERSTORE_LOCK_SPIN_US`: how long a request at the front of the lock's line watches it
+//!   without sleeping (default 5,000; 0 on a host that should never spin; see
+//!   [`crate::edge::lock`], "The handoff").
 
 use crate::btree::BTreeCanisterStore;
 use crate::engine::StorageEngine;
@@ -74,6 +77,11 @@ pub const DEFAULT_LOCK_STALE: Duration = Duration::from_secs(30);
 /// The default `USERSTORE_LOCK_WAIT_MS`.
 pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
 
+/// The default `USERSTORE_LOCK_SPIN_US`: a few one-row requests' time, so that a handoff
+/// behind a one-row request never waits for a sleep, while a waiter behind a long request
+/// (a batch, SQLite's `count_users`) stops spinning soon.
+pub const DEFAULT_LOCK_SPIN: Duration = Duration::from_millis(5);
+
 /// Everything a host run needs to know.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EdgeConfig {
@@ -89,6 +97,8 @@ pub struct EdgeConfig {
     pub lock_stale: Duration,
     /// How long a request waits for the lock.
     pub lock_wait: Duration,
+    /// How long a request at the front of the lock's line spins before it sleeps.
+    pub lock_spin: Duration,
 }
 
 impl EdgeConfig {
@@ -103,13 +113,20 @@ impl EdgeConfig {
             Some(value) => Engine::from_setting(&value)?,
             None => Engine::PageTree,
         };
-        let millis = |name: &str, default: Duration| -> Result<Duration, StoreError> {
+        let duration = |name: &str,
+                        default: Duration,
+                        unit: fn(u64) -> Duration,
+                        unit_name: &str|
+         -> Result<Duration, StoreError> {
             match lookup(name) {
                 None => Ok(default),
-                Some(value) => value.parse().map(Duration::from_millis).map_err(|_| {
-                    StoreError::invalid_config(format!("{name}={value:?} is not milliseconds"))
+                Some(value) => value.parse().map(unit).map_err(|_| {
+                    StoreError::invalid_config(format!("{name}={value:?} is not {unit_name}"))
                 }),
             }
+        };
+        let millis = |name: &str, default: Duration| {
+            duration(name, default, Duration::from_millis, "milliseconds")
         };
         Ok(Self {
             engine,
@@ -120,6 +137,12 @@ impl EdgeConfig {
             host_epoch: lookup("USERSTORE_HOST_EPOCH").unwrap_or_default(),
             lock_stale: millis("USERSTORE_LOCK_STALE_MS", DEFAULT_LOCK_STALE)?,
             lock_wait: millis("USERSTORE_LOCK_WAIT_MS", DEFAULT_LOCK_WAIT)?,
+            lock_spin: duration(
+                "USERSTORE_LOCK_SPIN_US",
+                DEFAULT_LOCK_SPIN,
+                Duration::from_micros,
+                "microseconds",
+            )?,
         })
     }
 }

@@ -49,6 +49,22 @@
 //! the ticket behind it once stale, judged as a lock is (another epoch's, or older than the
 //! stale timeout; a live ticket is never older than the wait). A ticket removed so is taken
 //! again at the end of the line.
+//!
+//! # The handoff
+//! WASI gives a waiter no way to be woken: it learns that the lock is free only by looking.
+//! A waiter that looked every `retry` (2 ms, `LOCK_RETRY`) left the file idle for half of that
+//! on average at every handoff, longer than a one-row request holds it, which set every
+//! engine's throughput with 8 clients (docs/edge.md, "Many requests, no file locks"); and a
+//! wasmtime sleep is never shorter than its executor's 1 ms timer tick. So the two waiters at
+//! the front watch, for up to `spin` after each step forward, one file each with one `stat`
+//! between yields to the host (`pause`): the first the lock file, taking the lock the moment
+//! it is gone; the second the first's ticket, which disappears when the first takes the lock,
+//! so that the second is first while the lock is still held. Everyone else, and a front
+//! waiter past its spin (behind a long request: a batch, SQLite's `count_users`), looks at the
+//! line every `retry`. The line and a stale lock are still looked at every `retry` while
+//! watching, so the breaking and the order above are unchanged; what watching costs is the
+//! CPU of two spinning waiters per data file, at most `spin` each per step
+//! (`USERSTORE_LOCK_SPIN_US`, 0 to never spin).
 
 use crate::edge::failure::Failure;
 use crate::error::StoreError;
@@ -68,8 +84,12 @@ pub struct LockSettings {
     pub stale: Duration,
     /// How long to wait for the lock before giving up.
     pub wait: Duration,
-    /// The sleep between two attempts.
+    /// The sleep between two looks at the line, and between two attempts of a waiter that
+    /// is not at the front.
     pub retry: Duration,
+    /// How long a waiter at the front (first or second in line) spins, watching one file,
+    /// before it sleeps `retry` between looks.
+    pub spin: Duration,
 }
 
 /// The lock file of a data file: `<data>.lock`.
@@ -102,21 +122,47 @@ impl Lock {
         let path = lock_path(data);
         let deadline = Instant::now() + settings.wait;
         let mut ticket: Option<Ticket> = None;
+        let mut place = Place::Lost;
+        // When the line (and a stale lock) is looked at next; in between, a waiter at the
+        // front only watches one file (the module's "The handoff").
+        let mut next_look = Instant::now();
+        // Since when the waiter has been at the front: it spins for `settings.spin` from then.
+        let mut front_since: Option<Instant> = None;
         loop {
-            let place = match &ticket {
-                // Without a ticket: the lock at once if nobody waits, else a ticket.
-                None if line(data)?.is_empty() => Place::First,
-                None => Place::Lost,
-                Some(ticket) => ticket.place(data, settings)?,
-            };
-            if place == Place::First {
+            let now = Instant::now();
+            let look = now >= next_look;
+            if look {
+                next_look = now + settings.retry;
+                let was = place.clone();
+                place = match &ticket {
+                    // Without a ticket: the lock at once if nobody waits, else a ticket.
+                    None if line(data)?.is_empty() => Place::First,
+                    None => Place::Lost,
+                    Some(ticket) => ticket.place(data, settings)?,
+                };
+                // The spin starts whenever the waiter comes to the front or moves there (second
+                // to first): each step of the handoff gets its own.
+                if !place.at_front() {
+                    front_since = None;
+                } else if place != was || front_since.is_none() {
+                    front_since = Some(now);
+                }
+            } else if let Place::Next(ahead) = &place {
+                // The ticket in front is gone: its holder has the lock, or gave up.
+                if !exists(ahead) {
+                    next_look = now;
+                    continue;
+                }
+            }
+            if place == Place::First && (look || !exists(&path)) {
                 let holder = Holder::new(&settings.epoch);
                 let contents = holder.encode();
                 match create_exclusive(&path, &contents, holder.nonce) {
                     // The ticket, if any, is removed after the lock exists (dropped here).
                     Ok(()) => return Ok(Lock { path, contents }),
                     Err(error) if error.kind() == ErrorKind::AlreadyExists => {
-                        if break_if_stale(data, settings)? {
+                        if look && break_if_stale(data, settings)? {
+                            next_look = now;
                             continue;
                         }
                     }
@@ -132,11 +178,36 @@ impl Lock {
             }
             if ticket.is_none() || place == Place::Lost {
                 ticket = Some(Ticket::take(data, &settings.epoch)?);
+                next_look = Instant::now();
                 continue;
             }
-            std::thread::sleep(settings.retry);
+            let spinning =
+                front_since.is_some_and(|since| now.duration_since(since) < settings.spin);
+            if spinning {
+                pause();
+            } else {
+                // At the front past the spin: look at the line's file often enough to take
+                // the lock soon after it is freed, without spinning.
+                std::thread::sleep(next_look.saturating_duration_since(now));
+            }
         }
     }
+}
+
+/// Whether `path` exists: one host call (a `stat`), the cheapest look at the lock or a ticket.
+fn exists(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok()
+}
+
+/// Gives the other requests of the host a turn, without sleeping: a spin's pause. Under
+/// `wasmtime serve` a zero-length wait on the monotonic clock yields the request's task to the
+/// host's executor once (wasmtime-wasi's `subscribe-duration` of 0); a plain
+/// `std::thread::sleep(Duration::ZERO)` would return at once without a host call.
+fn pause() {
+    #[cfg(all(target_os = "wasi", target_env = "p2"))]
+    wasi::clocks::monotonic_clock::subscribe_duration(0).block();
+    #[cfg(not(all(target_os = "wasi", target_env = "p2")))]
+    std::thread::yield_now();
 }
 
 impl Drop for Lock {
@@ -301,14 +372,23 @@ fn break_if_stale(data: &Path, settings: &LockSettings) -> Result<bool, Failure>
 }
 
 /// Where a ticket stands in the line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Place {
     /// The lowest ticket: its holder may try the lock.
     First,
-    /// Behind another ticket.
+    /// The second lowest, behind the ticket at this path: the next to be first.
+    Next(PathBuf),
+    /// Further behind.
     Behind,
     /// Gone from the line (removed as stale): to be taken again.
     Lost,
+}
+
+impl Place {
+    /// Whether the waiter is at the front: first, or next to be.
+    fn at_front(&self) -> bool {
+        matches!(self, Place::First | Place::Next(_))
+    }
 }
 
 /// A place in the line in front of the lock (the module's "The line"), held until dropped.
@@ -413,7 +493,10 @@ impl Ticket {
                         let _ = fs::remove_file(first);
                     }
                 }
-                Ok(Place::Behind)
+                match line.get(1) {
+                    Some((second, _)) if *second == self.number => Ok(Place::Next(first.clone())),
+                    _ => Ok(Place::Behind),
+                }
             }
             None => Ok(Place::Lost),
         }

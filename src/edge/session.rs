@@ -53,6 +53,7 @@ pub fn lock_settings(config: &EdgeConfig) -> LockSettings {
         stale: config.lock_stale,
         wait: config.lock_wait,
         retry: LOCK_RETRY,
+        spin: config.lock_spin,
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::api::{self, Failure, MAX_BODY_BYTES};
 use super::auth::constant_time_eq;
-use super::config::{EdgeConfig, Engine};
+use super::config::{EdgeConfig, Engine, DEFAULT_LOCK_SPIN};
 use super::http::{Request, Response};
 use super::lock::{break_path, lock_path, ticket_path, Holder, Lock, LockSettings};
 use super::session::{serve_on, serve_store, uncounted, Durable, Io};
@@ -124,6 +124,7 @@ fn config_in(dir: &Path, engine: Engine) -> EdgeConfig {
         host_epoch: "epoch-1".to_owned(),
         lock_stale: Duration::from_secs(30),
         lock_wait: Duration::from_millis(50),
+        lock_spin: Duration::from_millis(1),
     }
 }
 
@@ -567,18 +568,28 @@ fn foreign_data_is_refused() {
 fn config_comes_from_the_environment() {
     let config = EdgeConfig::from_lookup(|_| None).expect("defaults");
     assert_eq!(config.engine, Engine::PageTree);
+    assert_eq!(config.lock_spin, DEFAULT_LOCK_SPIN);
     assert_eq!(config.data, Path::new("/data/userstore.db"));
     assert_eq!(config.write_token, None);
     let config = EdgeConfig::from_lookup(|name| match name {
         "USERSTORE_ENGINE" => Some("btree".to_owned()),
         "USERSTORE_WRITE_TOKEN" => Some(String::new()),
         "USERSTORE_LOCK_STALE_MS" => Some("5".to_owned()),
+        "USERSTORE_LOCK_SPIN_US" => Some("0".to_owned()),
         _ => None,
     })
     .expect("a configuration");
     assert_eq!(config.engine, Engine::BTree);
     assert_eq!(config.write_token, None, "an empty token is no token");
     assert_eq!(config.lock_stale, Duration::from_millis(5));
+    assert_eq!(config.lock_spin, Duration::ZERO);
+    let bad_spin = EdgeConfig::from_lookup(|name| {
+        (name == "USERSTORE_LOCK_SPIN_US").then(|| "5ms".to_owned())
+    });
+    assert!(
+        matches!(&bad_spin, Err(StoreError::InvalidConfig { reason }) if reason.contains("microseconds")),
+        "{bad_spin:?}"
+    );
     let bad =
         EdgeConfig::from_lookup(|name| (name == "USERSTORE_ENGINE").then(|| "sqlite".to_owned()));
     assert!(matches!(bad, Err(StoreError::InvalidConfig { .. })));
@@ -592,6 +603,7 @@ fn settings(epoch: &str) -> LockSettings {
         stale: Duration::from_secs(30),
         wait: Duration::ZERO,
         retry: Duration::from_millis(1),
+        spin: Duration::from_millis(1),
     }
 }
 
@@ -742,6 +754,50 @@ fn waiters_take_the_lock_in_the_order_they_came() {
     assert_eq!(*order.lock().expect("the order"), vec![0, 1, 2, 3]);
     assert_eq!(tickets_in(dir.path()), 0, "a ticket was left behind");
     assert!(!lock_path(&data).exists());
+}
+
+#[test]
+fn the_front_of_the_line_takes_a_freed_lock_without_sleeping_between_looks() {
+    // Looks at the line 20 s apart, longer than a waiter waits (10 s): a waiter that slept
+    // between looks would give up with a 503. The first and the second in line watch instead
+    // (the module's "The handoff"), so both get the lock in turn.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let data = dir.path().join("userstore.db");
+    let held = Lock::acquire(&data, &settings("e")).expect("the lock");
+    let mut watching = settings("e");
+    watching.wait = Duration::from_secs(10);
+    watching.retry = Duration::from_secs(20);
+    watching.spin = Duration::from_secs(10);
+    let mut waiters = Vec::new();
+    for waiter in 0..2 {
+        let (data, watching) = (data.clone(), watching.clone());
+        waiters.push(std::thread::spawn(move || {
+            // The first waiter holds the lock a moment, so that the second takes it from a
+            // holder, as the first took it from the test.
+            let lock = Lock::acquire(&data, &watching).map(|lock| {
+                std::thread::sleep(Duration::from_millis(20));
+                drop(lock);
+            });
+            (waiter, lock.is_ok())
+        }));
+        let give_up = std::time::Instant::now() + Duration::from_secs(60);
+        while tickets_in(dir.path()) < waiter + 1 {
+            assert!(
+                std::time::Instant::now() < give_up,
+                "waiter {waiter} never queued"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    drop(held);
+    for waiter in waiters {
+        let (waiter, took) = waiter.join().expect("a waiter");
+        assert!(
+            took,
+            "waiter {waiter} gave up: it slept instead of watching"
+        );
+    }
+    assert_eq!(tickets_in(dir.path()), 0, "a ticket was left behind");
 }
 
 #[test]
