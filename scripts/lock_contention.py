@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
-"""Eight clients sending `count_users` back to back to one `wasmtime serve` host with instances
-reused, for a number of seconds: how the data file's lock shares the host among waiters
-(docs/edge.md, "Many requests, no file locks"). Prints the answers by status and the latency
+"""Eight clients sending one read back to back to one `wasmtime serve` host, for a number of
+seconds: how the data file's lock shares the host among waiters (docs/edge.md, "Many requests,
+no file locks"). Prints the answers by status, the answers per second and the latency
 percentiles. Nothing is written to the table.
 
-Usage: scripts/lock_contention.py COMPONENT DATA_DIR SECONDS [NAME=VALUE ...]
+Usage: scripts/lock_contention.py [--path PATH] [--cold] COMPONENT DATA_DIR SECONDS
+                                  [NAME=VALUE ...]
+  --path PATH  the request, a GET (default /count_users)
+  --cold       a fresh instance per request (wasmtime serve's default); without it instances
+               are reused
+  NAME=VALUE   the component's environment
   e.g. scripts/lock_contention.py target/edge/userstore-sqlite-file.wasm \
          target/edge-bench/sqlite_delete 90 \
          USERSTORE_SQLITE_JOURNAL_MODE=delete USERSTORE_SQLITE_SYNCHRONOUS=full
@@ -21,19 +26,33 @@ PORT = 18181
 
 
 def main():
-    if len(sys.argv) < 4:
+    args = sys.argv[1:]
+    path, cold = "/count_users", False
+    while args and args[0].startswith("--"):
+        flag = args.pop(0)
+        if flag == "--path" and args:
+            path = args.pop(0)
+        elif flag == "--cold":
+            cold = True
+        else:
+            sys.exit(__doc__)
+    if len(args) < 3:
         sys.exit(__doc__)
-    component, data_dir, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    component, data_dir, seconds = args[0], args[1], float(args[2])
     command = ["wasmtime", "serve", "-S", "cli", "--dir", f"{data_dir}::/data",
-               "--addr", f"127.0.0.1:{PORT}", "--max-instance-reuse-count", "1000000",
+               "--addr", f"127.0.0.1:{PORT}",
                "--env", f"USERSTORE_HOST_EPOCH={time.time_ns()}"]
-    for assignment in sys.argv[4:]:
+    if not cold:
+        command += ["--max-instance-reuse-count", "1000000"]
+    for assignment in args[3:]:
         command += ["--env", assignment]
     host = subprocess.Popen(command + [component], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
         wait_for_host()
-        latencies, statuses = load(seconds)
+        started = time.time()
+        latencies, statuses = load(path, seconds)
+        elapsed = time.time() - started
     finally:
         host.kill()
         host.wait()
@@ -42,7 +61,7 @@ def main():
     def at(fraction):
         return latencies[min(len(latencies) - 1, int(fraction * len(latencies)))] * 1000
 
-    print(f"{len(latencies)} requests, by status {statuses}; "
+    print(f"{len(latencies)} requests, by status {statuses}, {len(latencies) / elapsed:.0f} a second; "
           f"p50 {at(0.5):.0f} ms, p99 {at(0.99):.0f} ms, max {latencies[-1] * 1000:.0f} ms")
 
 
@@ -58,7 +77,7 @@ def wait_for_host():
     sys.exit("the host did not answer")
 
 
-def load(seconds):
+def load(path, seconds):
     end = time.time() + seconds
     latencies, statuses, guard = [], {}, threading.Lock()
 
@@ -67,7 +86,7 @@ def load(seconds):
         while time.time() < end:
             start = time.time()
             try:
-                connection.request("GET", "/count_users")
+                connection.request("GET", path)
                 response = connection.getresponse()
                 response.read()
                 status = response.status
