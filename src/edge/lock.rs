@@ -52,19 +52,21 @@
 //!
 //! # The handoff
 //! WASI gives a waiter no way to be woken: it learns that the lock is free only by looking.
-//! A waiter that looked every `retry` (2 ms, `LOCK_RETRY`) left the file idle for half of that
-//! on average at every handoff, longer than a one-row request holds it, which set every
-//! engine's throughput with 8 clients (docs/edge.md, "Many requests, no file locks"); and a
-//! wasmtime sleep is never shorter than its executor's 1 ms timer tick. So the two waiters at
-//! the front watch, for up to `spin` after each step forward, one file each with one `stat`
-//! between yields to the host (`pause`): the first the lock file, taking the lock the moment
-//! it is gone; the second the first's ticket, which disappears when the first takes the lock,
-//! so that the second is first while the lock is still held. Everyone else, and a front
-//! waiter past its spin (behind a long request: a batch, SQLite's `count_users`), looks at the
-//! line every `retry`. The line and a stale lock are still looked at every `retry` while
-//! watching, so the breaking and the order above are unchanged; what watching costs is the
-//! CPU of two spinning waiters per data file, at most `spin` each per step
-//! (`USERSTORE_LOCK_SPIN_US`, 0 to never spin).
+//! A waiter that listed the line and tried the lock every `retry` (2 ms, `LOCK_RETRY`) left
+//! the file idle for about half of that at every handoff, as long as a one-row request holds
+//! it, which set every engine's throughput with 8 clients (docs/edge.md, "The handoff"); and a
+//! wasmtime sleep is never shorter than its executor's 1 ms timer tick. So a waiter watches
+//! one file between its looks at the line, with one `stat`: the first in line the lock file,
+//! taking the lock the moment it is gone; every other the lowest ticket in front of it, taking
+//! one step forward each time that one is gone (its holder took the lock, or gave up). The two
+//! at the front spin, with a yield to the host between two `stat`s (`pause`), for up to `spin`
+//! after each step forward, so that the second is first before the lock is freed again; the
+//! others, and a front waiter past its spin (behind a long request: a batch, SQLite's
+//! `count_users`), watch every `retry`. The whole line (a directory listing) and a stale lock
+//! are looked at every `look` (50 ms, `LOCK_LOOK`): the order and the breaking above are
+//! unchanged, and a ticket that appears in front (two taken at once) is seen there. What
+//! watching costs is the CPU of two spinning waiters per data file, at most `spin` each per
+//! step (`USERSTORE_LOCK_SPIN_US`, 0 to never spin).
 
 use crate::edge::failure::Failure;
 use crate::error::StoreError;
@@ -84,9 +86,11 @@ pub struct LockSettings {
     pub stale: Duration,
     /// How long to wait for the lock before giving up.
     pub wait: Duration,
-    /// The sleep between two looks at the line, and between two attempts of a waiter that
-    /// is not at the front.
+    /// The sleep between two watches of a waiter that is not spinning (at the lock for the
+    /// first in line, at the lowest ticket in front for the others).
     pub retry: Duration,
+    /// The time between two looks at the line (listing its directory) and at a stale lock.
+    pub look: Duration,
     /// How long a waiter at the front (first or second in line) spins, watching one file,
     /// before it sleeps `retry` between looks.
     pub spin: Duration,
@@ -123,36 +127,40 @@ impl Lock {
         let deadline = Instant::now() + settings.wait;
         let mut ticket: Option<Ticket> = None;
         let mut place = Place::Lost;
-        // When the line (and a stale lock) is looked at next; in between, a waiter at the
-        // front only watches one file (the module's "The handoff").
+        // The tickets in front, lowest first, as the last look at the line found them, less
+        // those seen gone since; between looks a waiter watches the lowest of them (the
+        // module's "The handoff").
+        let mut ahead: Vec<PathBuf> = Vec::new();
+        // When the line (and a stale lock) is looked at next.
         let mut next_look = Instant::now();
         // Since when the waiter has been at the front: it spins for `settings.spin` from then.
         let mut front_since: Option<Instant> = None;
         loop {
             let now = Instant::now();
             let look = now >= next_look;
+            let was = place;
             if look {
-                next_look = now + settings.retry;
-                let was = place.clone();
-                place = match &ticket {
+                next_look = now + settings.look;
+                (place, ahead) = match &ticket {
                     // Without a ticket: the lock at once if nobody waits, else a ticket.
-                    None if line(data)?.is_empty() => Place::First,
-                    None => Place::Lost,
+                    None if line(data)?.is_empty() => (Place::First, Vec::new()),
+                    None => (Place::Lost, Vec::new()),
                     Some(ticket) => ticket.place(data, settings)?,
                 };
-                // The spin starts whenever the waiter comes to the front or moves there (second
-                // to first): each step of the handoff gets its own.
-                if !place.at_front() {
-                    front_since = None;
-                } else if place != was || front_since.is_none() {
-                    front_since = Some(now);
+            } else if ticket.is_some() && place != Place::First {
+                // Tickets in front that are gone (their holder took the lock, or gave up):
+                // one step forward each.
+                while ahead.first().is_some_and(|first| !exists(first)) {
+                    ahead.remove(0);
                 }
-            } else if let Place::Next(ahead) = &place {
-                // The ticket in front is gone: its holder has the lock, or gave up.
-                if !exists(ahead) {
-                    next_look = now;
-                    continue;
-                }
+                place = Place::behind(ahead.len());
+            }
+            // The spin starts whenever the waiter comes to the front or moves there (second to
+            // first): each step of the handoff gets its own.
+            if !place.at_front() {
+                front_since = None;
+            } else if place != was || front_since.is_none() {
+                front_since = Some(now);
             }
             if place == Place::First && (look || !exists(&path)) {
                 let holder = Holder::new(&settings.epoch);
@@ -186,9 +194,7 @@ impl Lock {
             if spinning {
                 pause();
             } else {
-                // At the front past the spin: look at the line's file often enough to take
-                // the lock soon after it is freed, without spinning.
-                std::thread::sleep(next_look.saturating_duration_since(now));
+                std::thread::sleep(settings.retry.min(next_look.saturating_duration_since(now)));
             }
         }
     }
@@ -372,12 +378,12 @@ fn break_if_stale(data: &Path, settings: &LockSettings) -> Result<bool, Failure>
 }
 
 /// Where a ticket stands in the line.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Place {
     /// The lowest ticket: its holder may try the lock.
     First,
-    /// The second lowest, behind the ticket at this path: the next to be first.
-    Next(PathBuf),
+    /// The second lowest: the next to be first.
+    Next,
     /// Further behind.
     Behind,
     /// Gone from the line (removed as stale): to be taken again.
@@ -385,9 +391,18 @@ enum Place {
 }
 
 impl Place {
+    /// The place behind `ahead` tickets.
+    fn behind(ahead: usize) -> Self {
+        match ahead {
+            0 => Place::First,
+            1 => Place::Next,
+            _ => Place::Behind,
+        }
+    }
+
     /// Whether the waiter is at the front: first, or next to be.
-    fn at_front(&self) -> bool {
-        matches!(self, Place::First | Place::Next(_))
+    fn at_front(self) -> bool {
+        matches!(self, Place::First | Place::Next)
     }
 }
 
@@ -477,29 +492,29 @@ impl Ticket {
         }
     }
 
-    /// Where the ticket stands; removes the ticket in front of the line if its holder is gone.
-    fn place(&self, data: &Path, settings: &LockSettings) -> Result<Place, Failure> {
+    /// Where the ticket stands, with the tickets in front of it (lowest first); removes the
+    /// ticket in front of the line if its holder is gone.
+    fn place(
+        &self,
+        data: &Path,
+        settings: &LockSettings,
+    ) -> Result<(Place, Vec<PathBuf>), Failure> {
         let line = line(data)?;
-        if !line.iter().any(|(number, _)| *number == self.number) {
-            return Ok(Place::Lost);
-        }
-        match line.first() {
-            Some((first, _)) if *first == self.number => Ok(Place::First),
-            Some((_, first)) => {
-                if let Some((contents, modified)) = read_file(first)? {
-                    if is_stale(&contents, modified, settings)
-                        && holds_exactly(first, contents.as_bytes())
-                    {
-                        let _ = fs::remove_file(first);
-                    }
-                }
-                match line.get(1) {
-                    Some((second, _)) if *second == self.number => Ok(Place::Next(first.clone())),
-                    _ => Ok(Place::Behind),
+        let Some(mine) = line.iter().position(|(number, _)| *number == self.number) else {
+            return Ok((Place::Lost, Vec::new()));
+        };
+        let mut ahead: Vec<PathBuf> = line.into_iter().take(mine).map(|(_, path)| path).collect();
+        if let Some(first) = ahead.first() {
+            if let Some((contents, modified)) = read_file(first)? {
+                if is_stale(&contents, modified, settings)
+                    && holds_exactly(first, contents.as_bytes())
+                {
+                    let _ = fs::remove_file(first);
+                    ahead.remove(0);
                 }
             }
-            None => Ok(Place::Lost),
         }
+        Ok((Place::behind(ahead.len()), ahead))
     }
 }
 

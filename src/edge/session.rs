@@ -18,8 +18,17 @@ use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
 
-/// The sleep between two attempts at the lock.
+/// The sleep between two watches of a waiter for the lock that is not spinning (one `stat`
+/// each): about a one-row request's time, so that a waiter behind the front is watching
+/// before its turn (src/edge/lock.rs, "The handoff"). A wasmtime sleep is rounded up to its
+/// executor's 1 ms timer tick anyway (tokio's timer has millisecond granularity).
 pub const LOCK_RETRY: Duration = Duration::from_millis(2);
+
+/// The time between two looks of a waiter at the lock's whole line (a directory listing, about
+/// one host call per file in the data directory): its place, a stale ticket in front, a stale
+/// lock. Between looks it watches one file; a stale holder is judged after 30 s by default, so
+/// looking this often delays nothing that matters.
+pub const LOCK_LOOK: Duration = Duration::from_millis(50);
 
 /// The bytes of one 64 KiB page, the unit `stats` reports the data's size in.
 const PAGE_BYTES: u64 = 64 * 1024;
@@ -53,6 +62,7 @@ pub fn lock_settings(config: &EdgeConfig) -> LockSettings {
         stale: config.lock_stale,
         wait: config.lock_wait,
         retry: LOCK_RETRY,
+        look: LOCK_LOOK,
         spin: config.lock_spin,
     }
 }

@@ -603,6 +603,7 @@ fn settings(epoch: &str) -> LockSettings {
         stale: Duration::from_secs(30),
         wait: Duration::ZERO,
         retry: Duration::from_millis(1),
+        look: Duration::from_millis(1),
         spin: Duration::from_millis(1),
     }
 }
@@ -756,29 +757,23 @@ fn waiters_take_the_lock_in_the_order_they_came() {
     assert!(!lock_path(&data).exists());
 }
 
-#[test]
-fn the_front_of_the_line_takes_a_freed_lock_without_sleeping_between_looks() {
-    // Looks at the line 20 s apart, longer than a waiter waits (10 s): a waiter that slept
-    // between looks would give up with a 503. The first and the second in line watch instead
-    // (the module's "The handoff"), so both get the lock in turn.
+/// `count` waiters queue behind a held lock, which is then freed; each holds the lock a moment
+/// once it has it, so that the next takes it from a holder. Whether each got the lock within
+/// `settings.wait`.
+fn waiters_in_turn(count: usize, settings: &LockSettings) -> Vec<bool> {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let data = dir.path().join("userstore.db");
-    let held = Lock::acquire(&data, &settings("e")).expect("the lock");
-    let mut watching = settings("e");
-    watching.wait = Duration::from_secs(10);
-    watching.retry = Duration::from_secs(20);
-    watching.spin = Duration::from_secs(10);
+    let held = Lock::acquire(&data, &self::settings("e")).expect("the lock");
     let mut waiters = Vec::new();
-    for waiter in 0..2 {
-        let (data, watching) = (data.clone(), watching.clone());
+    for waiter in 0..count {
+        let (data, settings) = (data.clone(), settings.clone());
         waiters.push(std::thread::spawn(move || {
-            // The first waiter holds the lock a moment, so that the second takes it from a
-            // holder, as the first took it from the test.
-            let lock = Lock::acquire(&data, &watching).map(|lock| {
-                std::thread::sleep(Duration::from_millis(20));
-                drop(lock);
-            });
-            (waiter, lock.is_ok())
+            Lock::acquire(&data, &settings)
+                .map(|lock| {
+                    std::thread::sleep(Duration::from_millis(20));
+                    drop(lock);
+                })
+                .is_ok()
         }));
         let give_up = std::time::Instant::now() + Duration::from_secs(60);
         while tickets_in(dir.path()) < waiter + 1 {
@@ -790,14 +785,46 @@ fn the_front_of_the_line_takes_a_freed_lock_without_sleeping_between_looks() {
         }
     }
     drop(held);
-    for waiter in waiters {
-        let (waiter, took) = waiter.join().expect("a waiter");
-        assert!(
-            took,
-            "waiter {waiter} gave up: it slept instead of watching"
-        );
-    }
+    let took = waiters
+        .into_iter()
+        .map(|waiter| waiter.join().expect("a waiter"))
+        .collect();
     assert_eq!(tickets_in(dir.path()), 0, "a ticket was left behind");
+    took
+}
+
+#[test]
+fn the_front_of_the_line_takes_a_freed_lock_without_sleeping_between_looks() {
+    // Watches and looks at the line 20 s apart, longer than a waiter waits (10 s): a waiter
+    // that slept between them would give up with a 503. The first and the second in line spin
+    // instead (the module's "The handoff"), so both get the lock in turn.
+    let mut spinning = settings("e");
+    spinning.wait = Duration::from_secs(10);
+    spinning.retry = Duration::from_secs(20);
+    spinning.look = Duration::from_secs(20);
+    spinning.spin = Duration::from_secs(10);
+    assert_eq!(
+        waiters_in_turn(2, &spinning),
+        vec![true, true],
+        "a waiter at the front slept instead of watching"
+    );
+}
+
+#[test]
+fn waiters_behind_move_forward_by_watching_the_ticket_in_front() {
+    // No spin, and one look at the line in 20 s, longer than a waiter waits (10 s): the third
+    // in line gets its turn only by seeing the tickets in front of it go, one watch each
+    // `retry`, without listing the line again.
+    let mut watching = settings("e");
+    watching.wait = Duration::from_secs(10);
+    watching.retry = Duration::from_millis(1);
+    watching.look = Duration::from_secs(20);
+    watching.spin = Duration::ZERO;
+    assert_eq!(
+        waiters_in_turn(3, &watching),
+        vec![true, true, true],
+        "a waiter behind waited for a look at the line"
+    );
 }
 
 #[test]
