@@ -1,7 +1,9 @@
 //! `edge-bench`: what one request to the edge component costs on the real `wasmtime serve`,
 //! per engine, on an aged table, with a fresh instance per request (cold) and with instances
 //! reused (warm): latency percentiles and requests per second with 1 and with several
-//! clients, as medians over repeated runs with their spread, beside figures that do not
+//! clients, as medians over repeated runs with their spread (every engine's table is filled
+//! first, then each run measures every engine and mode in turn, so that a slow spell of the
+//! machine falls on all engines, not on one), beside figures that do not
 //! depend on the machine's load (the Wasm instructions a request executes, counted on the
 //! metering host `edge-meter` in the same mode; syncs, bytes read and written per request,
 //! bytes on disk per row). Wall-clock figures are compared within one run only.
@@ -87,32 +89,57 @@ fn run() -> Result<(), String> {
         floor: Floor::default(),
         engines: Vec::new(),
     };
+    let plan = Plan::new(options.rows, SEED);
+    let mut tables = Vec::new();
     for engine in engines {
         let cold = prepare(engine, &wasmtime, &work)?;
-        let data_dir = cold.data_dir.clone();
-        let config = |serve_args: Vec<String>| HostConfig {
-            serve_args,
-            ..cold.clone()
-        };
-        let plan = Plan::new(options.rows, SEED);
         let fill_seconds = fill_table(engine, &cold, &plan)?;
-        let bytes_on_disk = directory_bytes(&data_dir);
-        let mut modes = Vec::new();
-        // Each workload numbers its requests across modes, runs and phases: no id is drawn
-        // twice in a table's life.
-        let mut next_index = BTreeMap::new();
-        for (mode, serve_args) in MODES {
-            let serve_args: Vec<String> = serve_args.iter().map(|arg| arg.to_string()).collect();
-            let host = Host::start(&config(serve_args.clone())).map_err(|e| e.to_string())?;
-            if results.floor.empty_request_us.median == 0.0 {
-                results.floor = measure_floor(&host, &data_dir, &options)?;
+        let bytes_on_disk = directory_bytes(&cold.data_dir);
+        tables.push(Table {
+            engine,
+            cold,
+            fill_seconds,
+            bytes_on_disk,
+            next_index: BTreeMap::new(),
+            samples: MODES
+                .iter()
+                .map(|_| Workload::ALL.iter().map(|_| Samples::default()).collect())
+                .collect(),
+        });
+    }
+    // Run by run, every engine and mode in each: the engines are measured one after another,
+    // and a slow spell of a shared machine would otherwise fall on whichever engine ran
+    // during it; interleaved, it falls on every engine's run of that round, and the medians
+    // over the runs set it aside (docs/edge.md, "The handoff").
+    for run in 0..options.runs {
+        for (mode_index, (mode, serve_args)) in MODES.iter().enumerate() {
+            for table in &mut tables {
+                let host = Host::start(&table.config(serve_args)).map_err(|e| e.to_string())?;
+                if results.floor.empty_request_us.median == 0.0 {
+                    results.floor = measure_floor(&host, &table.cold.data_dir, &options)?;
+                }
+                if *mode == "warm" {
+                    warm_up(&host, options.clients)?;
+                }
+                measure_run(
+                    &host,
+                    &plan,
+                    &options,
+                    &mut table.next_index,
+                    &mut table.samples[mode_index],
+                )?;
             }
-            let mut workloads = measure_mode(&host, &plan, &options, &mut next_index)?;
-            drop(host);
-            // The same mode on the metering host, on the same file: instructions per request.
+        }
+        eprintln!("run {} of {}: every engine measured", run + 1, options.runs);
+    }
+    // Then the counts, on the metering host in the same modes, on the same files.
+    for table in tables {
+        let mut modes = Vec::new();
+        let mut next_index = table.next_index.clone();
+        for ((mode, serve_args), samples) in MODES.iter().zip(&table.samples) {
             let metering = HostConfig {
                 program: meter.clone(),
-                ..config(serve_args)
+                ..table.config(serve_args)
             };
             let counts = count_mode(
                 &metering,
@@ -121,20 +148,26 @@ fn run() -> Result<(), String> {
                 &mut next_index,
                 &mut results.floor.empty_request_instructions,
             )?;
-            for (result, count) in workloads.iter_mut().zip(counts) {
-                result.instructions_per_request = count.instructions_per_request;
-            }
+            let workloads = Workload::ALL
+                .iter()
+                .zip(samples)
+                .zip(counts)
+                .map(|((workload, samples), count)| {
+                    samples.result(*workload, &options, count.instructions_per_request)
+                })
+                .collect();
             modes.push(ModeResult {
                 mode: mode.to_string(),
                 workloads,
             });
         }
+        eprintln!("{}: counted", table.engine.key);
         results.engines.push(EngineResult {
-            engine: engine.key.clone(),
-            label: engine.label.clone(),
-            peer: engine.peer,
-            fill_seconds: (fill_seconds * 10.0).round() / 10.0,
-            bytes_on_disk_per_row: bytes_on_disk as f64 / options.rows as f64,
+            engine: table.engine.key.clone(),
+            label: table.engine.label.clone(),
+            peer: table.engine.peer,
+            fill_seconds: (table.fill_seconds * 10.0).round() / 10.0,
+            bytes_on_disk_per_row: table.bytes_on_disk as f64 / options.rows as f64,
             modes,
         });
     }
@@ -250,66 +283,132 @@ fn send_checked(
     Ok(response)
 }
 
-/// Every workload, `options.runs` times, sequentially and from `options.clients` clients.
-fn measure_mode(
+/// One engine's filled table and what its runs measured so far.
+struct Table<'a> {
+    engine: &'a EdgeEngine,
+    /// Its host settings, with a fresh instance per request.
+    cold: HostConfig,
+    fill_seconds: f64,
+    bytes_on_disk: u64,
+    /// Each workload's next request index in this table's life: no id is drawn twice.
+    next_index: BTreeMap<&'static str, u64>,
+    /// Per mode (as [`MODES`]), per workload (as [`Workload::ALL`]): each run's figures.
+    samples: Vec<Vec<Samples>>,
+}
+
+impl Table<'_> {
+    /// The host settings of this table in a mode.
+    fn config(&self, serve_args: &[&str]) -> HostConfig {
+        HostConfig {
+            serve_args: serve_args.iter().map(|arg| arg.to_string()).collect(),
+            ..self.cold.clone()
+        }
+    }
+}
+
+/// One workload's figures, one entry per run.
+#[derive(Default)]
+struct Samples {
+    p50: Vec<f64>,
+    p99: Vec<f64>,
+    mean: Vec<f64>,
+    rps_one: Vec<f64>,
+    rps_many: Vec<f64>,
+    /// The component's counters of the last run's sequential requests.
+    counters: Counters,
+}
+
+impl Samples {
+    /// The workload's result: medians over the runs with their spread.
+    fn result(&self, workload: Workload, options: &Options, instructions: f64) -> WorkloadResult {
+        let requests = requests_of(workload, options);
+        let per_request = |total: u64| total as f64 / requests as f64;
+        WorkloadResult {
+            workload: workload.name().to_string(),
+            p50_us: OverRuns::of(&self.p50),
+            p99_us: OverRuns::of(&self.p99),
+            mean_us: OverRuns::of(&self.mean),
+            rps_1_client: OverRuns::of(&self.rps_one),
+            rps_n_clients: OverRuns::of(&self.rps_many),
+            syncs_per_request: per_request(self.counters.syncs),
+            bytes_read_per_request: per_request(self.counters.bytes_read).round(),
+            bytes_written_per_request: per_request(self.counters.bytes_written).round(),
+            instructions_per_request: instructions,
+        }
+    }
+}
+
+/// Requests per run of `workload`.
+fn requests_of(workload: Workload, options: &Options) -> u64 {
+    if workload.is_batch() {
+        options.batch_requests
+    } else {
+        options.requests
+    }
+}
+
+/// `clients` pings at once on a host that reuses instances: each client's connection finds
+/// an instance ready, so that the first workload's requests do not pay the instantiation.
+fn warm_up(host: &Host, clients: u64) -> Result<(), String> {
+    std::thread::scope(|scope| {
+        let pings: Vec<_> = (0..clients)
+            .map(|_| {
+                scope.spawn(move || {
+                    let mut client = Client::new(host.address(), None);
+                    match client.get("/ping") {
+                        Ok(response) if response.status == 200 => Ok(()),
+                        Ok(response) => Err(format!("GET /ping: status {}", response.status)),
+                        Err(error) => Err(format!("GET /ping: {error}")),
+                    }
+                })
+            })
+            .collect();
+        pings
+            .into_iter()
+            .try_for_each(|ping| ping.join().map_err(|_| "a ping panicked".to_string())?)
+    })
+}
+
+/// Every workload once, sequentially and from `options.clients` clients: one run's figures
+/// added to `samples` (one per workload, as [`Workload::ALL`]).
+fn measure_run(
     host: &Host,
     plan: &Plan,
     options: &Options,
     next_index: &mut BTreeMap<&'static str, u64>,
-) -> Result<Vec<WorkloadResult>, String> {
-    let mut results = Vec::new();
-    for workload in Workload::ALL {
-        let requests = if workload.is_batch() {
-            options.batch_requests
-        } else {
-            options.requests
-        };
-        let mut p50 = Vec::new();
-        let mut p99 = Vec::new();
-        let mut mean = Vec::new();
-        let mut rps_one = Vec::new();
-        let mut rps_many = Vec::new();
-        let mut counters = Counters::default();
+    samples: &mut [Samples],
+) -> Result<(), String> {
+    for (workload, samples) in Workload::ALL.into_iter().zip(samples) {
+        let requests = requests_of(workload, options);
         let next_index = next_index.entry(workload.name()).or_default();
-        for _ in 0..options.runs {
-            let batch: Vec<Request> = (0..requests)
-                .map(|i| plan.request(workload, *next_index + i))
-                .collect();
-            *next_index += requests;
-            let (durations, elapsed, run_counters) = sequential(host, workload, &batch)?;
-            let latencies = Latencies::new(&durations);
-            p50.push(latencies.percentile(0.5));
-            p99.push(latencies.percentile(0.99));
-            mean.push(latencies.mean());
-            rps_one.push(requests as f64 / elapsed.as_secs_f64());
-            counters = run_counters;
-            let concurrent: Vec<Request> = (0..requests)
-                .map(|i| plan.request(workload, *next_index + i))
-                .collect();
-            *next_index += requests;
-            let elapsed = concurrently(host, workload, &concurrent, options.clients)?;
-            rps_many.push(requests as f64 / elapsed.as_secs_f64());
-        }
-        let per_request = |total: u64| total as f64 / requests as f64;
-        results.push(WorkloadResult {
-            workload: workload.name().to_string(),
-            p50_us: OverRuns::of(&p50),
-            p99_us: OverRuns::of(&p99),
-            mean_us: OverRuns::of(&mean),
-            rps_1_client: OverRuns::of(&rps_one),
-            rps_n_clients: OverRuns::of(&rps_many),
-            syncs_per_request: per_request(counters.syncs),
-            bytes_read_per_request: per_request(counters.bytes_read).round(),
-            bytes_written_per_request: per_request(counters.bytes_written).round(),
-            instructions_per_request: 0.0,
-        });
+        let batch: Vec<Request> = (0..requests)
+            .map(|i| plan.request(workload, *next_index + i))
+            .collect();
+        *next_index += requests;
+        let (durations, elapsed, counters) = sequential(host, workload, &batch)?;
+        let latencies = Latencies::new(&durations);
+        samples.p50.push(latencies.percentile(0.5));
+        samples.p99.push(latencies.percentile(0.99));
+        samples.mean.push(latencies.mean());
+        samples
+            .rps_one
+            .push(requests as f64 / elapsed.as_secs_f64());
+        samples.counters = counters;
+        let concurrent: Vec<Request> = (0..requests)
+            .map(|i| plan.request(workload, *next_index + i))
+            .collect();
+        *next_index += requests;
+        let elapsed = concurrently(host, workload, &concurrent, options.clients)?;
+        samples
+            .rps_many
+            .push(requests as f64 / elapsed.as_secs_f64());
         eprintln!(
             "  {}: p50 {:.0} µs",
             workload.name(),
-            OverRuns::of(&p50).median
+            latencies.percentile(0.5)
         );
     }
-    Ok(results)
+    Ok(())
 }
 
 /// Every workload once more, sequentially, on the metering host (`edge-meter`): each
