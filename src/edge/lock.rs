@@ -92,7 +92,7 @@ pub struct LockSettings {
     /// The time between two looks at the line (listing its directory) and at a stale lock.
     pub look: Duration,
     /// How long a waiter at the front (first or second in line) spins, watching one file,
-    /// before it sleeps `retry` between looks.
+    /// before it sleeps `retry` between watches.
     pub spin: Duration,
 }
 

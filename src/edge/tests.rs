@@ -713,6 +713,18 @@ fn tickets_in(dir: &Path) -> usize {
         .count()
 }
 
+/// Waits (up to a minute) until waiter number `waiter` has its ticket in the line in `dir`.
+fn wait_until_queued(dir: &Path, waiter: usize) {
+    let give_up = std::time::Instant::now() + Duration::from_secs(60);
+    while tickets_in(dir) < waiter + 1 {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "waiter {waiter} never queued"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 fn write_ticket(data: &Path, number: u64, epoch: &str) {
     let holder = Holder {
         epoch: epoch.to_owned(),
@@ -739,14 +751,7 @@ fn waiters_take_the_lock_in_the_order_they_came() {
             drop(lock);
         }));
         // The next waiter comes once this one is in line.
-        let give_up = std::time::Instant::now() + Duration::from_secs(60);
-        while tickets_in(dir.path()) < waiter + 1 {
-            assert!(
-                std::time::Instant::now() < give_up,
-                "waiter {waiter} never queued"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        wait_until_queued(dir.path(), waiter);
     }
     drop(held);
     for waiter in waiters {
@@ -775,14 +780,7 @@ fn waiters_in_turn(count: usize, settings: &LockSettings) -> Vec<bool> {
                 })
                 .is_ok()
         }));
-        let give_up = std::time::Instant::now() + Duration::from_secs(60);
-        while tickets_in(dir.path()) < waiter + 1 {
-            assert!(
-                std::time::Instant::now() < give_up,
-                "waiter {waiter} never queued"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        wait_until_queued(dir.path(), waiter);
     }
     drop(held);
     let took = waiters
