@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the canisters in release mode into target/canisters/ and checks them: the
-# wasm32-wasip1 canisters are converted with wasi2ic, and every canister must import nothing
+# wasm32-wasip1 canisters are converted for the IC (wasi2ic's conversion, by
+# canisters/wasi-rewire: their WASI imports rewired to ic-wasi-polyfill's functions), and every
+# canister must import nothing
 # but ic0. The store canisters are the registry's (canisters/engines.toml). (The committed
 # .did files are checked against the code by each canister's native test, the project's one
-# Candid check.) Installs what it lacks (Wasm targets, wasi2ic). Prints the Wasm sizes.
+# Candid check.) Installs what it lacks (the toolchain's Wasm targets). Prints the Wasm sizes.
 #
 # Usage: scripts/build.sh [CANISTER...]
 #        (default: every store canister of the registry and the client)
@@ -20,7 +22,7 @@ export RUSTFLAGS
 
 # build CANISTER PACKAGE TARGET WASI2IC MANIFEST: a release build of PACKAGE for TARGET with
 # MANIFEST (relative to the repository), locked to its Cargo.lock, in the one target
-# directory, copied (or converted with wasi2ic) to target/canisters/CANISTER.wasm.
+# directory, copied (or converted by wasi-rewire) to target/canisters/CANISTER.wasm.
 # A canister that is a workspace of its own (the ic-sqlite-vfs peer) reaches this crate as a
 # path dependency outside its workspace, and cargo hashes such a dependency's absolute path into
 # every symbol, which moves the Wasm's data and its instruction counts with the checkout. So
@@ -40,11 +42,16 @@ build() {
     --target "$target" -p "$package"
   local built="$ROOT/target/$target/release/${package//-/_}.wasm"
   if [ "$wasi2ic" = 1 ]; then
-    wasi2ic "$built" "$OUT/$canister.wasm" >/dev/null
+    "$REWIRE" "$built" "$OUT/$canister.wasm" >/dev/null
   else
     cp "$built" "$OUT/$canister.wasm"
   fi
 }
+
+# The conversion of the wasm32-wasip1 canisters, a native tool of the workspace (built without
+# the canisters' flags, which are for Wasm).
+REWIRE="$ROOT/target/debug/wasi-rewire"
+env -u RUSTFLAGS cargo build --locked --quiet -p wasi-rewire
 
 # The store canisters, one line each: canister package target wasi2ic.
 registry=$(python3 "$ROOT/scripts/registry.py" canisters)

@@ -7,7 +7,6 @@ export ROOT
 export PATH="$HOME/.cargo/bin:$PATH"
 
 # Tool versions, pinned so a fresh machine builds the same Wasm as the committed results.
-WASI2IC_VERSION="0.2.16"
 CANBENCH_VERSION="0.7.0"
 PYYAML_VERSION="6.0.3"
 # The edge host: wasmtime-cli at the version of the runner's wasmtime crate (Cargo.lock).
@@ -35,7 +34,6 @@ ensure_toolchain() {
   require rustup "install it from https://rustup.rs"
   require python3 "the scripts use it to check Wasm imports and write the report"
   require cc "a C compiler builds SQLite for the native tests"
-  require c++ "a C++ compiler builds binaryen for wasi2ic"
   # The channel named by rust-toolchain.toml, with its components and both Wasm targets;
   # installing them again is a no-op.
   local channel
@@ -50,13 +48,14 @@ ensure_cargo_tool() {
   if command -v "$binary" >/dev/null && cargo install --list | grep -q "^$crate v$version:"; then
     return 0
   fi
-  log "installing $crate $version (cargo install --locked; wasi2ic takes 6 to 14 minutes on a 2-core machine)"
+  log "installing $crate $version (cargo install --locked)"
   (cd "$ROOT" && cargo install --locked "$crate" --version "$version")
 }
 
+# The canisters' build needs only the toolchain: their conversion for the IC is the
+# workspace's own wasi-rewire (scripts/build.sh).
 ensure_build_tools() {
   ensure_toolchain
-  ensure_cargo_tool wasi2ic wasi2ic "$WASI2IC_VERSION"
 }
 
 # ensure_edge_host: wasmtime-cli (`wasmtime serve`, the edge host of the tests and the edge

@@ -3,9 +3,9 @@
 # build with its import check, icp-cli's build of icp.yaml (the same Wasm), the report
 # generator's tests, then the workspace's tests
 # (the committed .did files are checked there, by each canister's test). Sets itself up on
-# a fresh machine (toolchain, Wasm targets, wasi2ic, PyYAML).
+# a fresh machine (toolchain, Wasm targets, wasmtime-cli, jco, icp-cli, PyYAML).
 #
-# The fast path, without any Wasm or wasi2ic: `cargo test -p userstore` (the library's
+# The fast path, without any Wasm: `cargo test -p userstore` (the library's
 # property and engine tests) and `cargo test -p icrun` (the runtime's metering rules).
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
