@@ -51,7 +51,8 @@ build() {
 # The conversion of the wasm32-wasip1 canisters, a native tool of the workspace (built without
 # the canisters' flags, which are for Wasm).
 REWIRE="$ROOT/target/debug/wasi-rewire"
-env -u RUSTFLAGS cargo build --locked --quiet -p wasi-rewire
+env -u RUSTFLAGS cargo build --manifest-path "$ROOT/Cargo.toml" --target-dir "$ROOT/target" --locked \
+  --quiet -p wasi-rewire
 
 # The store canisters, one line each: canister package target wasi2ic.
 registry=$(python3 "$ROOT/scripts/registry.py" canisters)
