@@ -18,7 +18,9 @@ use std::collections::HashMap;
 use std::fmt;
 
 use walrus::ir::{dfs_pre_order_mut, VisitorMut};
-use walrus::{ConstExpr, ElementItems, ExportItem, FunctionId, ImportKind, Module, ModuleConfig};
+use walrus::{
+    ConstExpr, ElementItems, ExportItem, FunctionId, GlobalKind, ImportKind, Module, ModuleConfig,
+};
 
 /// The import modules whose functions are rewired: WASI preview 1 under both of its names.
 const WASI_MODULES: [&str; 2] = ["wasi_snapshot_preview1", "wasi_unstable"];
@@ -146,7 +148,7 @@ fn polyfill_replacements(module: &Module) -> Result<HashMap<FunctionId, Function
 }
 
 /// Replaces every reference to a rewired import: calls, tail calls and `ref.func` in every
-/// function body, and the function tables' element segments.
+/// function body, the function tables' element segments and the globals' initial values.
 fn redirect(module: &mut Module, replacements: &HashMap<FunctionId, FunctionId>) {
     let replace = |function: &mut FunctionId| {
         if let Some(replacement) = replacements.get(function) {
@@ -163,6 +165,14 @@ fn redirect(module: &mut Module, replacements: &HashMap<FunctionId, FunctionId>)
                     }
                 }
             }
+        }
+    }
+    let globals: Vec<_> = module.globals.iter().map(|global| global.id()).collect();
+    for global in globals {
+        if let GlobalKind::Local(ConstExpr::RefFunc(function)) =
+            &mut module.globals.get_mut(global).kind
+        {
+            replace(function);
         }
     }
     let mut visitor = Redirect { replacements };
@@ -205,8 +215,8 @@ fn start_with_initialize(module: &mut Module) {
 mod tests {
     use super::*;
 
-    /// A reactor that writes through WASI's `fd_write` (called directly, through the table and
-    /// by `ref.func`), with the polyfill's replacement and an `_initialize`.
+    /// A reactor that writes through WASI's `fd_write` (called directly, through the table, by
+    /// `ref.func` and from a global), with the polyfill's replacement and an `_initialize`.
     const REACTOR: &str = r#"
         (module
           (import "ic0" "debug_print" (func $print (param i32 i32)))
@@ -217,6 +227,7 @@ mod tests {
           (table (export "table") 2 funcref)
           (elem (i32.const 0) func $fd_write)
           (global $initialized (mut i32) (i32.const 0))
+          (global (export "handler") funcref (ref.func $fd_write))
           (func $__ic_custom_fd_write (param i32 i32 i32 i32) (result i32)
             (call $print (i32.const 0) (i32.const 0))
             (i32.const 0))
@@ -251,6 +262,18 @@ mod tests {
         assert!(
             matches!(&element.items, ElementItems::Functions(f) if f == &[polyfill]),
             "the table points to the polyfill"
+        );
+        let handler = module
+            .exports
+            .iter()
+            .find_map(|e| match e.item {
+                ExportItem::Global(global) if e.name == "handler" => Some(global),
+                _ => None,
+            })
+            .expect("the exported global");
+        assert!(
+            matches!(module.globals.get(handler).kind, GlobalKind::Local(ConstExpr::RefFunc(f)) if f == polyfill),
+            "the global points to the polyfill"
         );
         let start = module.start.expect("a start function");
         assert_eq!(module.funcs.get(start).name.as_deref(), Some("_initialize"));
