@@ -99,7 +99,7 @@ pub fn rewire(wasm: &[u8]) -> Result<Rewired, RewireError> {
         .imports
         .iter()
         .filter(|import| import.module != IC_MODULE)
-        .map(|import| format!("{}.{}", import.module, import.name))
+        .map(qualified)
         .collect();
     if !foreign.is_empty() {
         return Err(RewireError::ForeignImports(foreign));
@@ -138,7 +138,7 @@ fn polyfill_replacements(module: &Module) -> Result<HashMap<FunctionId, Function
         };
         if module.funcs.get(imported).ty() != module.funcs.get(replacement).ty() {
             return Err(RewireError::TypeMismatch {
-                import: format!("{}.{}", import.module, import.name),
+                import: qualified(import),
                 replacement: wanted,
             });
         }
@@ -150,11 +150,7 @@ fn polyfill_replacements(module: &Module) -> Result<HashMap<FunctionId, Function
 /// Replaces every reference to a rewired import: calls, tail calls and `ref.func` in every
 /// function body, the function tables' element segments and the globals' initial values.
 fn redirect(module: &mut Module, replacements: &HashMap<FunctionId, FunctionId>) {
-    let replace = |function: &mut FunctionId| {
-        if let Some(replacement) = replacements.get(function) {
-            *function = *replacement;
-        }
-    };
+    let replace = |function: &mut FunctionId| redirect_one(replacements, function);
     for element in module.elements.iter_mut() {
         match &mut element.items {
             ElementItems::Functions(functions) => functions.iter_mut().for_each(replace),
@@ -189,10 +185,20 @@ struct Redirect<'a> {
 
 impl VisitorMut for Redirect<'_> {
     fn visit_function_id_mut(&mut self, function: &mut FunctionId) {
-        if let Some(replacement) = self.replacements.get(function) {
-            *function = *replacement;
-        }
+        redirect_one(self.replacements, function);
     }
+}
+
+/// Points `function` to its replacement, if it has one.
+fn redirect_one(replacements: &HashMap<FunctionId, FunctionId>, function: &mut FunctionId) {
+    if let Some(replacement) = replacements.get(function) {
+        *function = *replacement;
+    }
+}
+
+/// An import as `module.name`, as the errors give it.
+fn qualified(import: &walrus::Import) -> String {
+    format!("{}.{}", import.module, import.name)
 }
 
 /// Makes `_initialize` the start function (unless the module has one) and drops its export:
@@ -237,6 +243,11 @@ mod tests {
             (block (result i32)
               (call $fd_write (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0)))))
         "#;
+
+    /// `rewire` of the reactor with `from` replaced by `to` in its text.
+    fn rewire_edited(from: &str, to: &str) -> Result<Rewired, RewireError> {
+        rewire(&wat::parse_str(REACTOR.replace(from, to)).expect("valid WAT"))
+    }
 
     fn parsed(wasm: &[u8]) -> Module {
         Module::from_buffer(wasm).expect("the rewired module parses")
@@ -287,26 +298,24 @@ mod tests {
 
     #[test]
     fn a_wasi_function_without_a_polyfill_is_refused_by_name() {
-        let wat = REACTOR.replace(
+        let rewired = rewire_edited(
             "(call $fd_write (i32.const 0)",
             "(call $proc_exit (i32.const 0)) (call $fd_write (i32.const 0)",
         );
-        let input = wat::parse_str(wat).expect("valid WAT");
         assert_eq!(
-            rewire(&input).expect_err("proc_exit has no polyfill"),
+            rewired.expect_err("proc_exit has no polyfill"),
             RewireError::ForeignImports(vec!["wasi_snapshot_preview1.proc_exit".into()])
         );
     }
 
     #[test]
     fn a_polyfill_of_another_type_is_refused() {
-        let wat = REACTOR.replace(
+        let rewired = rewire_edited(
             "(func $__ic_custom_fd_write (param i32 i32 i32 i32) (result i32)",
             "(func $__ic_custom_fd_write (param i32 i32 i32 i64) (result i32)",
         );
-        let input = wat::parse_str(wat).expect("valid WAT");
         assert_eq!(
-            rewire(&input).expect_err("the types differ"),
+            rewired.expect_err("the types differ"),
             RewireError::TypeMismatch {
                 import: "wasi_snapshot_preview1.fd_write".into(),
                 replacement: "__ic_custom_fd_write".into(),
