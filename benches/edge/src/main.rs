@@ -28,6 +28,7 @@ use results::{
 use stats::{Latencies, OverRuns};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use workloads::{Plan, Request, Workload};
 
@@ -133,47 +134,111 @@ fn run() -> Result<(), String> {
         eprintln!("run {} of {}: every engine measured", run + 1, options.runs);
     }
     // Then the counts, on the metering host in the same modes, on the same files.
-    for table in tables {
-        let mut modes = Vec::new();
-        let mut next_index = table.next_index.clone();
-        for ((mode, serve_args), samples) in MODES.iter().zip(&table.samples) {
-            let metering = HostConfig {
-                program: meter.clone(),
-                ..table.config(serve_args)
-            };
-            let counts = count_mode(
-                &metering,
-                &plan,
-                &options,
-                &mut next_index,
-                &mut results.floor.empty_request_instructions,
-            )?;
-            let workloads = Workload::ALL
-                .iter()
-                .zip(samples)
-                .zip(counts)
-                .map(|((workload, samples), count)| {
-                    samples.result(*workload, &options, count.instructions_per_request)
-                })
-                .collect();
-            modes.push(ModeResult {
-                mode: mode.to_string(),
-                workloads,
-            });
+    for (engine, ping) in meter_all(tables, &meter, &plan, &options)? {
+        if results.floor.empty_request_instructions == 0 {
+            results.floor.empty_request_instructions = ping;
         }
-        eprintln!("{}: counted", table.engine.key);
-        results.engines.push(EngineResult {
-            engine: table.engine.key.clone(),
-            label: table.engine.label.clone(),
-            peer: table.engine.peer,
-            fill_seconds: (table.fill_seconds * 10.0).round() / 10.0,
-            bytes_on_disk_per_row: table.bytes_on_disk as f64 / options.rows as f64,
-            modes,
-        });
+        results.engines.push(engine);
     }
     results.write(&options.out)?;
     print!("{}", results.table());
     Ok(())
+}
+
+/// Meters every table after its timed runs, several at once: a count of Wasm instructions does
+/// not depend on what else runs, so the metering hosts (one request at a time each) share the
+/// machine's cores, where one after another they took over an hour for the ten configurations.
+/// Returns each table's result, in the order given, with the instructions of its host's first
+/// `/ping`.
+fn meter_all(
+    tables: Vec<Table<'_>>,
+    meter: &Path,
+    plan: &Plan,
+    options: &Options,
+) -> Result<Vec<(EngineResult, u64)>, String> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(tables.len())
+        .max(1);
+    let queue = Mutex::new(tables.into_iter().enumerate());
+    let metered = Mutex::new(Vec::new());
+    let worker = || -> Result<(), String> {
+        loop {
+            let next = queue
+                .lock()
+                .map_err(|_| "the metering queue was poisoned".to_string())?
+                .next();
+            let Some((index, table)) = next else {
+                return Ok(());
+            };
+            let result = meter_table(table, meter, plan, options);
+            if result.is_err() {
+                // Nothing more to meter once one table failed: the whole run fails.
+                if let Ok(mut queue) = queue.lock() {
+                    queue.by_ref().for_each(drop);
+                }
+            }
+            metered
+                .lock()
+                .map_err(|_| "the metered results were poisoned".to_string())?
+                .push((index, result?));
+        }
+    };
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers).map(|_| scope.spawn(worker)).collect();
+        handles.into_iter().try_for_each(|handle| {
+            handle
+                .join()
+                .map_err(|_| "a metering worker panicked".to_string())?
+        })
+    })?;
+    let mut metered = metered
+        .into_inner()
+        .map_err(|_| "the metered results were poisoned".to_string())?;
+    metered.sort_by_key(|(index, _)| *index);
+    Ok(metered.into_iter().map(|(_, result)| result).collect())
+}
+
+/// One table's counts in every mode, joined to its timed samples: its result, and the
+/// instructions of the metering host's first `/ping`.
+fn meter_table(
+    table: Table<'_>,
+    meter: &Path,
+    plan: &Plan,
+    options: &Options,
+) -> Result<(EngineResult, u64), String> {
+    let mut modes = Vec::new();
+    let mut next_index = table.next_index.clone();
+    let mut ping = 0;
+    for ((mode, serve_args), samples) in MODES.iter().zip(&table.samples) {
+        let metering = HostConfig {
+            program: meter.to_owned(),
+            ..table.config(serve_args)
+        };
+        let counts = count_mode(&metering, plan, options, &mut next_index, &mut ping)?;
+        let workloads = Workload::ALL
+            .iter()
+            .zip(samples)
+            .zip(counts)
+            .map(|((workload, samples), count)| {
+                samples.result(*workload, options, count.instructions_per_request)
+            })
+            .collect();
+        modes.push(ModeResult {
+            mode: mode.to_string(),
+            workloads,
+        });
+    }
+    eprintln!("{}: counted", table.engine.key);
+    let result = EngineResult {
+        engine: table.engine.key.clone(),
+        label: table.engine.label.clone(),
+        peer: table.engine.peer,
+        fill_seconds: (table.fill_seconds * 10.0).round() / 10.0,
+        bytes_on_disk_per_row: table.bytes_on_disk as f64 / options.rows as f64,
+        modes,
+    };
+    Ok((result, ping))
 }
 
 fn parse_options() -> Result<Options, String> {
