@@ -14,15 +14,15 @@
 #                                    the edge benchmark included (below)
 #        scripts/bench.sh --canisters
 #                                    the same without the edge benchmark (on 2 cores about
-#                                    25 minutes; the edge run adds about 90)
+#                                    25 minutes; the edge run adds about 120)
 #        scripts/bench.sh --edge     only the edge benchmark: every [[edge]] configuration of
 #                                    canisters/engines.toml on the real `wasmtime serve`, on
 #                                    1,000,000-row aged tables, then each one's Wasm
 #                                    instructions per request on the metering host
-#                                    (benches/edge, benches/edge-meter; on 2 cores about 5
-#                                    minutes for each of our engines and redb and 12 for each
-#                                    SQLite configuration), into edge_results.yml and
-#                                    docs/RESULTS.md
+#                                    (benches/edge, benches/edge-meter; on 2 cores about two
+#                                    hours, nothing else running: the fills 33 minutes, the
+#                                    timed runs 52, the metering 32), into edge_results.yml
+#                                    and docs/RESULTS.md
 #        scripts/bench.sh --edge-counts
 #                                    only the Wasm instructions per request of the edge
 #                                    configurations, on tables filled for them

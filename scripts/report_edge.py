@@ -226,26 +226,6 @@ def usernames_caveat(results):
     ]
 
 
-# A run after the lock's handoff changed, of the configurations the targets name, kept beside
-# the full run until the full run is repeated (docs/edge.md, "The handoff").
-HANDOFF_RESULTS = "edge_handoff_results.yml"
-
-
-def later_handoff(path):
-    """A pointer to the run after the lock's new handoff, while its file is beside this one."""
-    later = load(Path(path).parent / HANDOFF_RESULTS)
-    if later is None:
-        return []
-    names = ", ".join(e["label"] for e in later["engines"])
-    return [
-        f"**The lock's handoff has changed since this run**: the figures with "
-        f"{later['clients']} clients above are limited by the old one. A run of {names} after "
-        f"the change is in `{HANDOFF_RESULTS}` and "
-        "[edge.md](edge.md#the-handoff).",
-        "",
-    ]
-
-
 def section(path):
     results = load(path)
     if results is None:
@@ -289,7 +269,6 @@ def section(path):
         "",
     ] + matrix(results, cold, "rps_n_clients", "") + [
         "",
-    ] + later_handoff(path) + [
         "### Requests per second with 1 client (fresh instances)",
         "",
     ] + matrix(results, cold, "rps_1_client", "") + [
