@@ -147,8 +147,8 @@ fn run() -> Result<(), String> {
 
 /// Meters every table after its timed runs, several at once: a count of Wasm instructions does
 /// not depend on what else runs, so the metering hosts (one request at a time each) share the
-/// machine's cores, where one after another they took over an hour for the ten configurations.
-/// Returns each table's result, in the order given, with the instructions of its host's first
+/// machine's cores instead of taking turns (the time each part of a run takes: docs/edge.md,
+/// "The full run"). Returns each table's result, in the order given, with the instructions of its host's first
 /// `/ping`.
 fn meter_all(
     tables: Vec<Table<'_>>,
