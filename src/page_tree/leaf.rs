@@ -18,6 +18,7 @@
 //! garbage, which [`Leaf::repack`] reclaims when an insert needs the room.
 
 use super::page::{self, PageNo, PAGE_BYTES};
+use super::search;
 use crate::error::StoreError;
 use crate::user::UsernameBuf;
 use ic_stable_structures::Memory;
@@ -88,24 +89,6 @@ fn corrupt(page: PageNo, what: &str) -> StoreError {
         "reading a leaf of the page tree",
         format!("page {page}: {what}"),
     )
-}
-
-/// Probes of a leaf's search that interpolate before it halves the range: on even keys the
-/// range left after them is almost always empty (fewer leave more to halve, more cost uneven
-/// keys more probes; `a_search_finds_what_a_binary_search_finds…` counts both).
-const INTERPOLATED_PROBES: usize = 5;
-
-/// Where `key` would lie among the positions `low..high` if the keys from `below` (at
-/// `low - 1`) to `above` (at `high`) were spread evenly: a position in `low..high`. Needs
-/// `1 <= low < high` and `below < key < above`.
-fn probe_between(low: usize, high: usize, below: u64, above: u64, key: u64) -> usize {
-    // In floating point: a few Wasm instructions, where a 128-bit division is a call of
-    // hundreds; its rounding moves the estimate by a fraction of a position at most. Wasm's
-    // float arithmetic is deterministic (no NaN arises here), as the IC's replicas need.
-    let fraction = (key - below) as f64 / (above - below) as f64;
-    let offset = (fraction * (high - (low - 1)) as f64) as usize;
-    // `fraction` is below 1, so this is at most `high` before the clamp.
-    (low - 1 + offset).clamp(low, high - 1)
 }
 
 impl<'m, M: Memory> Leaf<'m, M> {
@@ -188,56 +171,10 @@ impl<'m, M: Memory> Leaf<'m, M> {
         Ok(page::read_u64(self.memory, self.page, offset))
     }
 
-    /// The index of `id` (`Ok`), or where it would go (`Err`). The last id is tried first:
-    /// the users of a batch go in in id order, so most of an append's search is that one
-    /// probe. Then the first, and then the probes interpolate between the keys read around
-    /// the range left ([`probe_between`]): ids of an aged table and the by-name index's
-    /// hashed keys are spread evenly over a leaf's range, so a search reads fewer keys than a
-    /// binary search (its test counts them), and every key read is two stable-memory
-    /// reads (its slot, then its bytes), each with the system API's fee (docs/metering.md
-    /// §5). After [`INTERPOLATED_PROBES`] the search halves the range left, so keys that are
-    /// not even (a leaf where the ids end and the names start) take at most that many probes
-    /// more than a binary search.
+    /// The index of `id` (`Ok`), or where it would go (`Err`), by [`search::search`]: few
+    /// keys read, each two stable-memory reads (its slot, then its bytes).
     pub fn search(&self, id: u64) -> Result<Result<usize, usize>, StoreError> {
-        if self.count == 0 {
-            return Ok(Err(0));
-        }
-        let last = self.id(self.count - 1)?;
-        if id > last {
-            return Ok(Err(self.count));
-        }
-        if id == last {
-            return Ok(Ok(self.count - 1));
-        }
-        let first = self.id(0)?;
-        if id <= first {
-            return Ok(if id == first { Ok(0) } else { Err(0) });
-        }
-        // Keys before `low` are below `id`, the one at `low - 1` being `below`; keys from
-        // `high` on are above it, the one at `high` being `above`.
-        let (mut low, mut high) = (1, self.count - 1);
-        let (mut below, mut above) = (first, last);
-        let mut probes = 0;
-        while low < high {
-            let middle = if probes < INTERPOLATED_PROBES {
-                probe_between(low, high, below, above, id)
-            } else {
-                low + (high - low) / 2
-            };
-            probes += 1;
-            let found = self.id(middle)?;
-            if found == id {
-                return Ok(Ok(middle));
-            }
-            if found < id {
-                low = middle + 1;
-                below = found;
-            } else {
-                high = middle;
-                above = found;
-            }
-        }
-        Ok(Err(low))
+        search::search(self.count, id, |index| self.id(index))
     }
 
     /// The record at `offset`, and how many bytes it takes.
@@ -654,6 +591,7 @@ impl<'a, 'm, M: Memory> Packer<'a, 'm, M> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::page_tree::tests_support::PageCounter;
     use ic_stable_structures::VectorMemory;
 
     fn record(id: u64, name: &str) -> Record {
@@ -697,34 +635,9 @@ mod tests {
         );
     }
 
-    /// A memory that counts its reads.
-    struct CountingMemory {
-        inner: VectorMemory,
-        reads: std::cell::Cell<u64>,
-    }
-
-    impl Memory for CountingMemory {
-        fn size(&self) -> u64 {
-            self.inner.size()
-        }
-        fn grow(&self, pages: u64) -> i64 {
-            self.inner.grow(pages)
-        }
-        fn read(&self, offset: u64, dst: &mut [u8]) {
-            self.reads.set(self.reads.get() + 1);
-            self.inner.read(offset, dst)
-        }
-        fn write(&self, offset: u64, src: &[u8]) {
-            self.inner.write(offset, src)
-        }
-    }
-
     /// A leaf holding `keys` (sorted, distinct) with empty names, and the memory's reads.
-    fn leaf_of(keys: &[u64]) -> CountingMemory {
-        let memory = CountingMemory {
-            inner: memory(),
-            reads: std::cell::Cell::new(0),
-        };
+    fn leaf_of(keys: &[u64]) -> PageCounter {
+        let memory = PageCounter::new(memory());
         let mut leaf = Leaf::create(&memory, 1);
         for (index, key) in keys.iter().enumerate() {
             leaf.insert(index, *key, b"");
@@ -741,7 +654,7 @@ mod tests {
         for key in keys {
             probes.extend([*key, key.saturating_sub(1), key.saturating_add(1)]);
         }
-        memory.reads.set(0);
+        memory.reset();
         for probe in &probes {
             let expected = keys.binary_search(probe);
             assert_eq!(
@@ -750,7 +663,7 @@ mod tests {
                 "key {probe} in {keys:?}"
             );
         }
-        memory.reads.get() as f64 / probes.len() as f64
+        memory.reads() as f64 / probes.len() as f64
     }
 
     #[test]
@@ -786,7 +699,8 @@ mod tests {
         );
         for keys in [&split, &powers, &dense, &clustered, &vec![7], &vec![3, 9]] {
             let reads = search_everything(keys);
-            let bound = 2.0 * (2.0 + INTERPOLATED_PROBES as f64 + (keys.len() as f64).log2() + 1.0);
+            let bound =
+                2.0 * (2.0 + search::INTERPOLATED_PROBES as f64 + (keys.len() as f64).log2() + 1.0);
             assert!(reads <= bound, "{reads} reads a search on {keys:?}");
         }
     }

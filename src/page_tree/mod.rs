@@ -13,7 +13,7 @@
 //!   leaf while they fit there (about 1.1 million users of 100-byte names with their name
 //!   index), binary-searched with no stable read; past that (and at any size when the table
 //!   is opened per request), the lowest id of each index page in the heap, then one index
-//!   page of stable memory;
+//!   page of stable memory, searched as a leaf is;
 //! - one leaf, one Wasm page of stable memory, searched through its slots with reads of a
 //!   few bytes, each probe where the id would lie if the leaf's keys were even ([`leaf`]).
 //!
@@ -45,6 +45,7 @@ mod index;
 mod leaf;
 mod meta;
 mod page;
+mod search;
 #[cfg(test)]
 mod tests_support;
 

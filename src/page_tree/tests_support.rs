@@ -1,18 +1,20 @@
 //! A memory that records which 64 KiB pages are read and written, for tests that hold the
-//! engine to the pages the IC charges (docs/metering.md §6).
+//! engine to the pages the IC charges (docs/metering.md §6), and counts its reads, each of
+//! which pays the system API's fee (§5).
 
 use super::page::PAGE_BYTES;
 use ic_stable_structures::{Memory, VectorMemory};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
-/// A [`VectorMemory`] that records the pages each read and write touch.
+/// A [`VectorMemory`] that records the pages each read and write touch, and counts reads.
 #[derive(Clone)]
 pub struct PageCounter {
     memory: VectorMemory,
     read: Rc<RefCell<BTreeSet<u64>>>,
     written: Rc<RefCell<BTreeSet<u64>>>,
+    reads: Rc<Cell<u64>>,
 }
 
 impl PageCounter {
@@ -22,6 +24,7 @@ impl PageCounter {
             memory,
             read: Rc::default(),
             written: Rc::default(),
+            reads: Rc::default(),
         }
     }
 
@@ -35,10 +38,16 @@ impl PageCounter {
         self.written.borrow().iter().copied().collect()
     }
 
-    /// Forgets the pages counted so far.
+    /// The read calls since the start or the last [`PageCounter::reset`].
+    pub fn reads(&self) -> u64 {
+        self.reads.get()
+    }
+
+    /// Forgets the pages and reads counted so far.
     pub fn reset(&self) {
         self.read.borrow_mut().clear();
         self.written.borrow_mut().clear();
+        self.reads.set(0);
     }
 
     fn note(pages: &RefCell<BTreeSet<u64>>, offset: u64, len: usize) {
@@ -61,6 +70,7 @@ impl Memory for PageCounter {
     }
 
     fn read(&self, offset: u64, dst: &mut [u8]) {
+        self.reads.set(self.reads.get() + 1);
         Self::note(&self.read, offset, dst.len());
         self.memory.read(offset, dst)
     }

@@ -90,24 +90,28 @@ pub fn register_file(name: &str, memory: Box<dyn Memory>) -> Result<FileHandle, 
         file,
         open: Cell::new(false),
     });
-    REGISTRY.with(|registry| {
-        let mut registry = registry
-            .try_borrow_mut()
-            .map_err(|_| VfsError::InUse(name.to_string()))?;
-        if let Some(existing) = registry.get(name) {
-            if existing.open.get() || Rc::strong_count(existing) > 1 {
-                return Err(VfsError::InUse(name.to_string()));
-            }
-        }
+    with_name_unused(name, |registry| {
         registry.insert(name.to_string(), Rc::clone(&entry));
-        Ok(FileHandle(entry))
-    })
+    })?;
+    Ok(FileHandle(entry))
 }
 
 /// Forgets the file `name`, releasing its Memory (a host that opens the database per request
 /// hands it a new Memory each time, and must not keep the last one). Refused, like a
 /// replacement, while a connection or a handle uses it; a name never registered is no error.
 pub fn unregister_file(name: &str) -> Result<(), VfsError> {
+    with_name_unused(name, |registry| {
+        registry.remove(name);
+    })
+}
+
+/// Runs `change` on the registry unless the file registered as `name` is in use (a
+/// connection has it open or a handle holds it): a registration is replaced or forgotten
+/// only when nothing can still reach it.
+fn with_name_unused(
+    name: &str,
+    change: impl FnOnce(&mut BTreeMap<String, Rc<Entry>>),
+) -> Result<(), VfsError> {
     REGISTRY.with(|registry| {
         let mut registry = registry
             .try_borrow_mut()
@@ -117,7 +121,7 @@ pub fn unregister_file(name: &str) -> Result<(), VfsError> {
                 return Err(VfsError::InUse(name.to_string()));
             }
         }
-        registry.remove(name);
+        change(&mut registry);
         Ok(())
     })
 }
