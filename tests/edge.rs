@@ -479,7 +479,7 @@ fn a_commit_larger_than_the_host_s_hostcall_fuel_is_written_in_pieces() {
 }
 
 #[test]
-fn concurrent_requests_are_serialized_by_the_lock() {
+fn concurrent_writes_take_turns_and_reads_beside_them_see_every_acknowledged_one() {
     let Some(wasmtime) = wasmtime() else {
         return;
     };
@@ -514,12 +514,24 @@ fn concurrent_requests_are_serialized_by_the_lock() {
                         .and_then(Reply::of)
                         .expect("a reply");
                     assert_eq!(reply.status, 200, "{}", reply.body);
-                    // Reads between the writes must see whole tables.
+                    // Reads (without the lock, beside the other clients' writes) see every
+                    // write acknowledged before they started, and whole tables.
+                    let own = reader
+                        .get(&format!("/get_user?id={id}"))
+                        .and_then(Reply::of)
+                        .expect("a reply");
+                    assert_eq!(own.status, 200, "{}", own.body);
+                    assert_eq!(own.body["Ok"], body, "the write just acknowledged");
                     let count = reader
                         .get("/count_users")
                         .and_then(Reply::of)
                         .expect("a reply");
                     assert_eq!(count.status, 200, "{}", count.body);
+                    let counted = count.body["Ok"].as_u64().expect("a count");
+                    assert!(
+                        counted >= index,
+                        "{counted} users after {index} of this client's"
+                    );
                 }
             })
         })

@@ -13,7 +13,9 @@
 //!   10,000);
 //! - `USERSTORE_LOCK_SPIN_US`: how long a request at the front of the lock's line watches it
 //!   without sleeping (default 5,000; 0 on a host that should never spin; see
-//!   [`crate::edge::lock`], "The handoff").
+//!   [`crate::edge::lock`], "The handoff");
+//! - `USERSTORE_SHARED_READS`: `1` (default) lets reads run without the lock, beside the
+//!   writer ([`crate::edge::readers`]); `0` makes every request take the lock.
 
 use crate::btree::BTreeCanisterStore;
 use crate::engine::StorageEngine;
@@ -99,6 +101,8 @@ pub struct EdgeConfig {
     pub lock_wait: Duration,
     /// How long a request at the front of the lock's line spins before it sleeps.
     pub lock_spin: Duration,
+    /// Whether reads run without the lock ([`crate::edge::readers`]).
+    pub shared_reads: bool,
 }
 
 impl EdgeConfig {
@@ -143,6 +147,15 @@ impl EdgeConfig {
                 Duration::from_micros,
                 "microseconds",
             )?,
+            shared_reads: match lookup("USERSTORE_SHARED_READS").as_deref() {
+                None | Some("1") => true,
+                Some("0") => false,
+                Some(other) => {
+                    return Err(StoreError::invalid_config(format!(
+                        "USERSTORE_SHARED_READS={other:?} is not 0 or 1"
+                    )))
+                }
+            },
         })
     }
 }

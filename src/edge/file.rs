@@ -2,7 +2,7 @@
 
 use crate::edge::config::EdgeConfig;
 use crate::edge::http::{Request, Response};
-use crate::edge::session::{serve_on, Durable, Io};
+use crate::edge::session::{serve_on, Access, Durable, Io};
 use crate::error::StoreError;
 use crate::file_memory::FileMemory;
 
@@ -25,7 +25,13 @@ impl Durable for FileMemory {
     }
 }
 
-/// Serves one request on the host's data file.
+/// Serves one request on the host's data file: a `FileMemory` with the session's checkpoint
+/// gate, or opened shared for a read without the lock.
 pub fn serve(config: &EdgeConfig, request: &Request) -> Response {
-    serve_on(config, request, FileMemory::open)
+    serve_on(config, request, |path, access| match access {
+        Access::Exclusive(gate) => {
+            FileMemory::open(path).map(|memory| Some(memory.with_checkpoint_gate(gate)))
+        }
+        Access::Shared => FileMemory::open_shared(path),
+    })
 }

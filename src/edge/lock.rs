@@ -3,8 +3,9 @@
 //! an exclusive create (of two creators exactly one succeeds): a hard link to a staging file
 //! that already holds the contents, so a lock file is never seen empty (`create_exclusive`).
 //!
-//! Every request takes it, reads too, since a reader must not see a writer's commit half
-//! applied. It holds the host epoch (`USERSTORE_HOST_EPOCH`, new at every host start), the
+//! Every write takes it, and every read that cannot go beside the writer (a read on a
+//! `FileMemory` announces itself instead, [`crate::edge::readers`]; the peers' reads, and
+//! every read with `USERSTORE_SHARED_READS=0`, take it). It holds the host epoch (`USERSTORE_HOST_EPOCH`, new at every host start), the
 //! time it was taken and a nonce; the holder removes it when done ([`Lock`]'s `Drop`, on
 //! every path, errors included).
 //!
@@ -106,7 +107,8 @@ pub fn break_path(data: &Path) -> PathBuf {
     with_suffix(data, ".lock.break")
 }
 
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+/// `path` with `suffix` appended to its name.
+pub(crate) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name = OsString::from(path.as_os_str());
     name.push(suffix);
     PathBuf::from(name)
@@ -201,7 +203,7 @@ impl Lock {
 }
 
 /// Whether `path` exists: one host call (a `stat`), the cheapest look at the lock or a ticket.
-fn exists(path: &Path) -> bool {
+pub(crate) fn exists(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok()
 }
 
@@ -260,7 +262,7 @@ static NONCES: AtomicU64 = AtomicU64::new(0);
 
 impl Holder {
     /// This request, now.
-    fn new(epoch: &str) -> Self {
+    pub(crate) fn new(epoch: &str) -> Self {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
@@ -419,39 +421,48 @@ const TICKET_DIGITS: usize = 20;
 
 /// The tickets of `data`'s line, lowest first: `(number, path)`.
 fn line(data: &Path) -> Result<Vec<(u64, PathBuf)>, Failure> {
-    let directory = match data.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    let prefix = match data.file_name() {
-        Some(name) => format!("{}.lock.q", name.to_string_lossy()),
-        None => return Ok(Vec::new()),
-    };
-    let entries =
-        fs::read_dir(directory).map_err(|error| io_failure("reading the lock's line", error))?;
+    let files = files_beside(data, ".lock.q")
+        .map_err(|error| io_failure("reading the lock's line", error))?;
     let mut tickets = Vec::new();
-    for entry in entries {
-        let entry = match entry {
-            Ok(entry) => entry,
-            // A file removed while the directory is read (a staging file, a ticket served):
-            // WASI's listing reads each entry's metadata, which is then gone.
-            Err(error) if error.kind() == ErrorKind::NotFound => continue,
-            Err(error) => return Err(io_failure("reading the lock's line", error)),
-        };
-        let name = entry.file_name();
-        let Some(digits) = name.to_str().and_then(|name| name.strip_prefix(&prefix)) else {
-            continue;
-        };
+    for (digits, path) in files {
         // Staging files (`….new`) and anything else are not tickets.
         if digits.len() != TICKET_DIGITS || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
             continue;
         }
         if let Ok(number) = digits.parse() {
-            tickets.push((number, entry.path()));
+            tickets.push((number, path));
         }
     }
     tickets.sort_unstable();
     Ok(tickets)
+}
+
+/// The files beside `data` whose names start with `data`'s name and `suffix`: the rest of
+/// each name, and its path.
+pub(crate) fn files_beside(data: &Path, suffix: &str) -> std::io::Result<Vec<(String, PathBuf)>> {
+    let directory = match data.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let Some(name) = data.file_name() else {
+        return Ok(Vec::new());
+    };
+    let prefix = format!("{}{suffix}", name.to_string_lossy());
+    let mut found = Vec::new();
+    for entry in fs::read_dir(directory)? {
+        let entry = match entry {
+            Ok(entry) => entry,
+            // A file removed while the directory is read (a staging file, a ticket served, a
+            // read that ended): WASI's listing reads each entry's metadata, which is then gone.
+            Err(error) if error.kind() == ErrorKind::NotFound => continue,
+            Err(error) => return Err(error),
+        };
+        let name = entry.file_name();
+        if let Some(rest) = name.to_str().and_then(|name| name.strip_prefix(&prefix)) {
+            found.push((rest.to_owned(), entry.path()));
+        }
+    }
+    Ok(found)
 }
 
 /// The file of ticket `number` in `data`'s line.

@@ -9,8 +9,9 @@
 //! 1. [`api::parse`] turns the request into a [`api::Call`] (or a [`api::Failure`]: unknown
 //!    route, wrong method, oversize or malformed body), and [`auth::authorize`] checks a
 //!    write's bearer token, before any file is touched;
-//! 2. [`lock::Lock`] takes the data file's lock file (reads too: a reader must not see a
-//!    writer's log append or checkpoint half done);
+//! 2. [`lock::Lock`] takes the data file's lock file; a read on a `FileMemory` announces
+//!    itself instead ([`readers`]) and reads beside the writer, whose checkpoints wait for
+//!    the announced reads (the one write a reader must not meet);
 //! 3. the data file is opened as a `FileMemory`, its first 64 KiB page holds the [`header`]
 //!    that records which engine owns the data, and the engine gets the pages after it;
 //! 4. [`api::execute`] runs the call; a successful write is committed (atomically, by the
@@ -27,6 +28,7 @@ pub mod file;
 pub mod header;
 pub mod http;
 pub mod lock;
+pub mod readers;
 pub mod route;
 pub mod session;
 #[cfg(target_os = "wasi")]
@@ -39,4 +41,4 @@ pub use api::{handle, Call, Failure};
 pub use config::{EdgeConfig, Engine};
 pub use file::serve;
 pub use http::{Request, Response};
-pub use session::{serve_on, serve_store, uncounted, Durable, Io};
+pub use session::{serve_on, serve_store, uncounted, Access, Durable, Io};

@@ -1,5 +1,6 @@
 //! One request as one session on the data file: parse and authorize, lock, open, check the
-//! engine, run, then commit a successful write or roll everything else back ([`serve_on`]);
+//! engine, run, then commit a successful write or roll everything else back ([`serve_on`]),
+//! a read announced beside the writer instead of locked when it can ([`crate::edge::readers`]);
 //! or, for a store that commits its own writes (the edge peers), parse and authorize, lock,
 //! open, run ([`serve_store`]). Both start with the same steps ([`admit`]).
 
@@ -10,12 +11,15 @@ use crate::edge::config::{EdgeConfig, Engine};
 use crate::edge::header;
 use crate::edge::http::{Request, Response};
 use crate::edge::lock::{Lock, LockSettings};
+use crate::edge::readers::{self, Reader, ReaderGate};
 use crate::error::StoreError;
+use crate::file_memory::CheckpointGate;
 use crate::page_tree::PerRequestPageTree;
 use crate::store::UserStore;
 use ic_stable_structures::Memory;
 use serde_json::Value;
 use std::path::Path;
+use std::rc::Rc;
 use std::time::Duration;
 
 /// The sleep between two watches of a waiter for the lock that is not spinning (one `stat`
@@ -67,10 +71,9 @@ pub fn lock_settings(config: &EdgeConfig) -> LockSettings {
     }
 }
 
-/// The steps every session starts with, before the data file is opened: parse the request,
-/// answer a ping, authorize a write, take the data file's lock. `Err` is the answer when the
-/// session ends there; `Ok` is the call and the lock, to be held until the data is closed.
-fn admit(config: &EdgeConfig, request: &Request) -> Result<(Call, Lock), Response> {
+/// The steps every session starts with, before any file is touched: parse the request,
+/// answer a ping, authorize a write. `Err` is the answer when the session ends there.
+fn admit(config: &EdgeConfig, request: &Request) -> Result<Call, Response> {
     let call = api::parse(request).map_err(|failure| api::respond(Err(failure)))?;
     if call == Call::Ping {
         return Err(api::respond(Ok(Value::from("pong"))));
@@ -79,9 +82,35 @@ fn admit(config: &EdgeConfig, request: &Request) -> Result<(Call, Lock), Respons
         auth::authorize(config.write_token.as_deref(), request)
             .map_err(|failure| api::respond(Err(failure)))?;
     }
-    let lock = Lock::acquire(&config.data, &lock_settings(config))
-        .map_err(|failure| api::respond(Err(failure)))?;
-    Ok((call, lock))
+    Ok(call)
+}
+
+/// Takes the data file's lock, to be held until the data is closed; `Err` is the answer when
+/// it cannot be taken.
+fn lock(config: &EdgeConfig) -> Result<Lock, Response> {
+    Lock::acquire(&config.data, &lock_settings(config))
+        .map_err(|failure| api::respond(Err(failure)))
+}
+
+/// How [`serve_on`] asks its opener for the data file.
+pub enum Access {
+    /// Holding the lock: the session may write, and its commits checkpoint when `gate` lets
+    /// them (it holds checkpoints off while reads run without the lock).
+    Exclusive(Rc<dyn CheckpointGate>),
+    /// A read announced without the lock ([`crate::edge::readers`]): the memory must never
+    /// write the files (a `FileMemory` opened shared).
+    Shared,
+}
+
+/// Lets every checkpoint run: the gate of a host whose reads all take the lock.
+struct NoReaders;
+
+impl CheckpointGate for NoReaders {
+    fn enter(&self) -> bool {
+        true
+    }
+
+    fn leave(&self) {}
 }
 
 /// `response` with what the session read and wrote in the `x-userstore-*` headers; without
@@ -95,23 +124,61 @@ fn with_io(mut response: Response, io: Option<Io>) -> Response {
     response
 }
 
-/// Serves one request on the data file `config.data`, opened by `open` (exclusive access is
-/// ensured by the lock, taken before `open` and released after the memory is dropped).
+/// Serves one request on the data file `config.data`, opened by `open` as [`Access`] says:
+/// a read with `config.shared_reads` announced without the lock when no checkpoint is marked
+/// (`Ok(None)` from `open` sends it to the lock: the data needs its writer first), everything
+/// else holding the lock, taken before `open` and released after the memory is dropped.
 pub fn serve_on<D: Durable>(
     config: &EdgeConfig,
     request: &Request,
-    open: impl FnOnce(&Path) -> Result<D, StoreError>,
+    open: impl Fn(&Path, Access) -> Result<Option<D>, StoreError>,
 ) -> Response {
-    // The lock is declared before the memory, so it is released after the memory is closed.
-    let (call, _lock) = match admit(config, request) {
-        Ok(admitted) => admitted,
+    let call = match admit(config, request) {
+        Ok(call) => call,
         Err(response) => return response,
     };
-    let memory = match open(&config.data) {
-        Ok(memory) => memory,
-        Err(error) => return api::respond(Err(error.into())),
+    let mut found_marker = false;
+    if config.shared_reads && !call.writes() {
+        match Reader::enter(&config.data, &lock_settings(config)) {
+            // The announcement is declared before the memory, so it goes after the memory.
+            Ok(Some(_reader)) => match open(&config.data, Access::Shared) {
+                Ok(Some(memory)) => return answer(config, &call, &memory),
+                Ok(None) => {}
+                Err(error) => return api::respond(Err(error.into())),
+            },
+            Ok(None) => found_marker = true,
+            Err(failure) => return api::respond(Err(failure)),
+        }
+    }
+    // The lock is declared before the memory, so it is released after the memory is closed.
+    let _lock = match lock(config) {
+        Ok(lock) => lock,
+        Err(response) => return response,
     };
-    let outcome = run(config, &call, &memory);
+    if found_marker {
+        // Holding the lock, no checkpoint runs: a marker still there was left by a writer
+        // that trapped.
+        readers::remove_stale_marker(&config.data);
+    }
+    let gate: Rc<dyn CheckpointGate> = if config.shared_reads {
+        Rc::new(ReaderGate::new(&config.data, &lock_settings(config)))
+    } else {
+        Rc::new(NoReaders)
+    };
+    match open(&config.data, Access::Exclusive(gate)) {
+        Ok(Some(memory)) => answer(config, &call, &memory),
+        Ok(None) => api::respond(Err(StoreError::storage(
+            "opening the data file",
+            "the opener refused it with the lock held",
+        )
+        .into())),
+        Err(error) => api::respond(Err(error.into())),
+    }
+}
+
+/// Runs `call` on the opened `memory` and answers it, with what the memory read and wrote.
+fn answer<D: Durable>(config: &EdgeConfig, call: &Call, memory: &D) -> Response {
+    let outcome = run(config, call, memory);
     with_io(api::respond(outcome), Some(memory.io()))
 }
 
@@ -134,9 +201,13 @@ pub fn serve_store<S: UserStore>(
     open: impl FnOnce(&Path) -> Result<S, StoreError>,
     io: impl FnOnce(&S) -> Option<Io>,
 ) -> Response {
+    let call = match admit(config, request) {
+        Ok(call) => call,
+        Err(response) => return response,
+    };
     // The lock is declared before the store, so it is released after the store is closed.
-    let (call, _lock) = match admit(config, request) {
-        Ok(admitted) => admitted,
+    let _lock = match lock(config) {
+        Ok(lock) => lock,
         Err(response) => return response,
     };
     let mut store = match open(&config.data) {

@@ -98,7 +98,9 @@ impl Host {
 
     fn send(&self, request: Request) -> Response {
         let memory = self.memory.clone();
-        serve_on(&self.config, &request, move |_| Ok(memory.reopen()))
+        serve_on(&self.config, &request, move |_, _| {
+            Ok(Some(memory.reopen()))
+        })
     }
 
     fn get(&self, path: &str) -> (u16, Value) {
@@ -125,6 +127,7 @@ fn config_in(dir: &Path, engine: Engine) -> EdgeConfig {
         lock_stale: Duration::from_secs(30),
         lock_wait: Duration::from_millis(50),
         lock_spin: Duration::from_millis(1),
+        shared_reads: true,
     }
 }
 
@@ -331,9 +334,11 @@ fn the_status_function_covers_every_error() {
     // A failure to open the data file is a storage failure.
     let host = Host::new(Engine::PageTree);
     let request = Request::new("GET", "/count_users", Vec::new());
-    let response = serve_on(&host.config, &request, |_| -> Result<Standin, _> {
-        Err(StoreError::storage("opening", "no disk"))
-    });
+    let response = serve_on(
+        &host.config,
+        &request,
+        |_, _| -> Result<Option<Standin>, _> { Err(StoreError::storage("opening", "no disk")) },
+    );
     assert_eq!(response.status, 500);
 }
 
@@ -341,12 +346,16 @@ fn the_status_function_covers_every_error() {
 fn ping_answers_without_opening_the_data() {
     let host = Host::new(Engine::PageTree);
     let request = Request::new("GET", "/ping", Vec::new());
-    let response = serve_on(&host.config, &request, |_| -> Result<Standin, _> {
-        Err(StoreError::storage(
-            "opening",
-            "the ping must not open the data",
-        ))
-    });
+    let response = serve_on(
+        &host.config,
+        &request,
+        |_, _| -> Result<Option<Standin>, _> {
+            Err(StoreError::storage(
+                "opening",
+                "the ping must not open the data",
+            ))
+        },
+    );
     assert_eq!(reply(response), (200, json!({"Ok": "pong"})));
     let posted = reply(host.send(Request::new("POST", "/ping", Vec::new())));
     assert_eq!(posted.0, 405);
@@ -597,7 +606,8 @@ fn config_comes_from_the_environment() {
     assert_eq!(Engine::BTree.name(), "StableBTreeMap");
 }
 
-fn settings(epoch: &str) -> LockSettings {
+/// Lock settings of epoch `epoch` for tests: no wait, quick looks (the readers' tests too).
+pub(super) fn settings(epoch: &str) -> LockSettings {
     LockSettings {
         epoch: epoch.to_owned(),
         stale: Duration::from_secs(30),
@@ -641,9 +651,19 @@ fn the_lock_is_exclusive_and_released_on_drop() {
 }
 
 #[test]
-fn a_held_lock_makes_requests_busy() {
-    let host = Host::new(Engine::PageTree);
+fn a_held_lock_makes_writes_busy_and_reads_run_beside_it() {
+    let mut host = Host::new(Engine::PageTree);
     write_lock(&host.config.data, "epoch-1", now_millis());
+    let (status, body) = host.write("/insert_user", json!({"id": 1, "username": "alice"}));
+    assert_eq!(status, 503, "{body}");
+    let (status, body) = host.get("/count_users");
+    assert_eq!(
+        (status, body),
+        (200, json!({"Ok": 0})),
+        "a read waited for the lock"
+    );
+    // Every request takes the lock when reads are not shared.
+    host.config.shared_reads = false;
     let (status, body) = host.get("/count_users");
     assert_eq!(status, 503, "{body}");
     assert!(
@@ -652,10 +672,81 @@ fn a_held_lock_makes_requests_busy() {
     );
     std::fs::remove_file(lock_path(&host.config.data)).expect("removed");
     assert_eq!(host.get("/count_users").0, 200);
+    host.config.shared_reads = true;
+    assert_eq!(
+        host.write("/insert_user", json!({"id": 1, "username": "alice"}))
+            .0,
+        200
+    );
     assert!(
         !lock_path(&host.config.data).exists(),
         "the request kept its lock"
     );
+    let dir = host.config.data.parent().expect("a directory");
+    let litter: Vec<_> = std::fs::read_dir(dir)
+        .expect("the directory")
+        .map(|entry| entry.expect("an entry").file_name())
+        .collect();
+    assert!(litter.is_empty(), "left behind: {litter:?}");
+}
+
+#[test]
+fn a_read_that_finds_a_checkpoint_marked_takes_the_lock_and_clears_a_stale_marker() {
+    let host = Host::new(Engine::PageTree);
+    let marker = super::readers::marker_path(&host.config.data);
+    std::fs::write(&marker, "").expect("a marker left by a writer that trapped");
+    write_lock(&host.config.data, "epoch-1", now_millis());
+    let (status, body) = host.get("/count_users");
+    assert_eq!(
+        status, 503,
+        "{body}: read without the lock during a checkpoint"
+    );
+    std::fs::remove_file(lock_path(&host.config.data)).expect("removed");
+    assert_eq!(host.get("/count_users").0, 200);
+    assert!(!marker.exists(), "the stale marker stayed");
+}
+
+#[test]
+fn a_read_without_the_lock_opens_shared_and_a_write_exclusive() {
+    let host = Host::new(Engine::PageTree);
+    let opened = RefCell::new(Vec::new());
+    let memory = host.memory.clone();
+    let send = |request: Request| {
+        serve_on(&host.config, &request, |_, access| {
+            opened.borrow_mut().push(match access {
+                super::session::Access::Shared => "shared",
+                super::session::Access::Exclusive(_) => "exclusive",
+            });
+            Ok(Some(memory.reopen()))
+        })
+    };
+    send(Request::new("GET", "/count_users", Vec::new()));
+    send(authorized(Request::new(
+        "POST",
+        "/insert_user",
+        json!({"id": 2, "username": "bob"}).to_string(),
+    )));
+    assert_eq!(*opened.borrow(), vec!["shared", "exclusive"]);
+    // An opener that cannot read beside the writer sends the read to the lock.
+    opened.borrow_mut().clear();
+    let response = serve_on(
+        &host.config,
+        &Request::new("GET", "/count_users", Vec::new()),
+        |_, access| {
+            Ok(match access {
+                super::session::Access::Shared => {
+                    opened.borrow_mut().push("shared refused");
+                    None
+                }
+                super::session::Access::Exclusive(_) => {
+                    opened.borrow_mut().push("exclusive");
+                    Some(memory.reopen())
+                }
+            })
+        },
+    );
+    assert_eq!(reply(response), (200, json!({"Ok": 1})));
+    assert_eq!(*opened.borrow(), vec!["shared refused", "exclusive"]);
 }
 
 #[test]

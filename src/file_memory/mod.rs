@@ -8,7 +8,7 @@
 //! an arbitrary subset of the writes not yet synced. The engines assume the IC's rollback, so
 //! this memory gives it back:
 //! - a request's writes stay in the heap, as dirty 4 KiB blocks, until [`FileMemory::commit`]
-//!   (reads see them; the files do not); what it reads of the file is read in 64 KiB units,
+//!   (reads see them; the files do not); what it reads of the file is read in 4 KiB units,
 //!   each once per open;
 //! - the commit appends every dirty block to a write-ahead log beside the file and syncs it:
 //!   **the commit point, and the commit's only sync** ([`log`] has the format);
@@ -25,10 +25,18 @@
 //! A log left by the earlier format (a redo journal, [`journal`], applied with two syncs) is
 //! completed at open.
 //!
-//! # Exclusive access
-//! One `FileMemory` must be the only writer of its files while it is open, and no reader may
-//! look at them while a commit writes: the caller serializes requests (the edge layer's lock
-//! file). Two handles of one `FileMemory` ([`Clone`]) share its state.
+//! # Exclusive access, and readers beside it
+//! One `FileMemory` must be the only writer of its files while it is open: the caller
+//! serializes writers (the edge layer's lock file). Two handles of one `FileMemory`
+//! ([`Clone`]) share its state.
+//!
+//! Readers may open the files beside that writer ([`FileMemory::open_shared`]) as long as no
+//! checkpoint runs while they read: between checkpoints the file does not change (the log
+//! holds every commit), an append to the log is either seen whole or dropped as torn by the
+//! open's checks, and the log's generation a reader holds is never rewritten under it (the
+//! next generation starts in the other file, at a checkpoint). A commit asks its
+//! [`CheckpointGate`] before it checkpoints, so that the caller can hold checkpoints off
+//! while readers read (the edge layer's `readers` module).
 //!
 //! # Errors
 //! [`Memory`]'s methods return no errors: a failed read of the file panics (in a Wasm
@@ -68,12 +76,18 @@ pub const BLOCK_BYTES: usize = 4096;
 /// A Wasm page, the unit of [`Memory::size`] and [`Memory::grow`].
 const WASM_PAGE_BYTES: u64 = 65_536;
 
-/// The unit the file is read in: a Wasm page, the unit the engines lay their nodes and leaves
-/// out in, so a lookup reads its page once rather than a few bytes at a time.
-const READ_UNIT_BYTES: u64 = WASM_PAGE_BYTES;
+/// The unit the file is read in: a block. A lookup reads a few places of its 64 KiB page (a
+/// search's probes), and a fresh instance pays for every byte it reads (the host's copy into
+/// memory the instance has just grown): 4 KiB units read about a fifth of the bytes of 64 KiB
+/// ones, for a few more host calls, and answered reads sooner (docs/edge.md, "Reads without
+/// the lock", the measured choice).
+const READ_UNIT_BYTES: u64 = BLOCK_BYTES as u64;
 
-/// Units kept per open (16 MiB); past it the cache starts again.
-const MAX_CACHED_UNITS: usize = 256;
+/// Bytes of units kept per open (16 MiB); past it the cache starts again.
+const MAX_CACHED_BYTES: u64 = 16 << 20;
+
+/// Units kept per open.
+const MAX_CACHED_UNITS: usize = (MAX_CACHED_BYTES / READ_UNIT_BYTES) as usize;
 
 /// The largest memory a `FileMemory` grows to unless told otherwise: 2^20 Wasm pages, 64 GiB.
 pub const DEFAULT_MAX_PAGES: u64 = 1 << 20;
@@ -110,6 +124,26 @@ pub struct CommitReport {
     pub syncs: u64,
     /// Whether it checkpointed the log into the file.
     pub checkpointed: bool,
+}
+
+/// What a commit asks before it checkpoints the log into the file, and tells after it: a
+/// caller whose readers open the files beside the writer ([`FileMemory::open_shared`]) holds
+/// checkpoints off while one reads.
+pub trait CheckpointGate {
+    /// Whether the checkpoint may run now; `false` leaves it to a later commit (the log
+    /// keeps its records and grows meanwhile).
+    fn enter(&self) -> bool;
+    /// The checkpoint that [`CheckpointGate::enter`] let run is over (done or failed).
+    fn leave(&self);
+}
+
+/// How a `FileMemory` has its files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    /// The only writer: it may commit, checkpoint and repair.
+    Exclusive,
+    /// A reader beside the writer: it never writes the files.
+    Shared,
 }
 
 /// A [`Memory`] on a file with an atomic commit per request (see the module's docs).
@@ -158,6 +192,9 @@ struct State {
     /// Per log file, whether it was empty at open: its name is made durable before a
     /// generation starts in it.
     log_was_empty: [bool; 2],
+    access: Access,
+    /// Asked before every checkpoint, if set.
+    gate: Option<Rc<dyn CheckpointGate>>,
     io: IoCounters,
 }
 
@@ -166,13 +203,12 @@ impl FileMemory {
     /// and `path` + `-journal2`. A commit that an earlier format's journal left half applied
     /// is completed first. The caller must hold exclusive access (the module's docs).
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let memory = Self::with_files(
-            open_file(path)?,
-            [
-                open_file(&sibling(path, "-journal"))?,
-                open_file(&sibling(path, "-journal2"))?,
-            ],
-        )?;
+        let memory = Self::open_files(path, Access::Exclusive)?.ok_or_else(|| {
+            StoreError::storage(
+                "opening a file memory",
+                "its earlier journal was not completed",
+            )
+        })?;
         {
             let mut state = memory.state.borrow_mut();
             let directory = path
@@ -185,12 +221,52 @@ impl FileMemory {
         Ok(memory)
     }
 
+    /// Opens the memory in the file at `path` to read it beside its writer (the module's
+    /// "Exclusive access, and readers beside it"): it never writes the files, and its
+    /// [`FileMemory::commit`] of a change fails. `None` when the files need their writer
+    /// first (a commit of an earlier format's journal to complete).
+    pub fn open_shared(path: &Path) -> Result<Option<Self>, StoreError> {
+        Self::open_files(path, Access::Shared)
+    }
+
+    fn open_files(path: &Path, access: Access) -> Result<Option<Self>, StoreError> {
+        Self::with_files_as(
+            open_file(path)?,
+            [
+                open_file(&sibling(path, "-journal"))?,
+                open_file(&sibling(path, "-journal2"))?,
+            ],
+            access,
+        )
+    }
+
     /// Opens the memory on `data` with its log in `logs` (any [`DiskFile`]s: real files or
     /// the simulated disk of [`sim`]), laying the log's valid records over the file.
     pub fn with_files(
         data: Box<dyn DiskFile>,
         logs: [Box<dyn DiskFile>; 2],
     ) -> Result<Self, StoreError> {
+        Self::with_files_as(data, logs, Access::Exclusive)?.ok_or_else(|| {
+            StoreError::storage(
+                "opening a file memory",
+                "its earlier journal was not completed",
+            )
+        })
+    }
+
+    /// [`FileMemory::open_shared`] on any [`DiskFile`]s.
+    pub fn with_files_shared(
+        data: Box<dyn DiskFile>,
+        logs: [Box<dyn DiskFile>; 2],
+    ) -> Result<Option<Self>, StoreError> {
+        Self::with_files_as(data, logs, Access::Shared)
+    }
+
+    fn with_files_as(
+        data: Box<dyn DiskFile>,
+        logs: [Box<dyn DiskFile>; 2],
+        access: Access,
+    ) -> Result<Option<Self>, StoreError> {
         let file_bytes = data
             .byte_len()
             .map_err(io_error("reading the file's length"))?;
@@ -212,9 +288,13 @@ impl FileMemory {
             directory: None,
             new_names: false,
             log_was_empty: [false; 2],
+            access,
+            gate: None,
             io: IoCounters::default(),
         };
-        state.read_log()?;
+        if state.read_log()? == LogRead::NeedsWriter {
+            return Ok(None);
+        }
         if !state.committed_bytes.is_multiple_of(WASM_PAGE_BYTES) {
             return Err(StoreError::storage(
                 "opening a file memory",
@@ -224,9 +304,16 @@ impl FileMemory {
                 ),
             ));
         }
-        Ok(Self {
+        Ok(Some(Self {
             state: Rc::new(RefCell::new(state)),
-        })
+        }))
+    }
+
+    /// Asks `gate` before every checkpoint (the module's "Exclusive access, and readers
+    /// beside it").
+    pub fn with_checkpoint_gate(self, gate: Rc<dyn CheckpointGate>) -> Self {
+        self.state.borrow_mut().gate = Some(gate);
+        self
     }
 
     /// Limits growth to `max_pages` Wasm pages (64 KiB each): [`Memory::grow`] past it fails,
@@ -293,6 +380,15 @@ impl Memory for FileMemory {
     }
 }
 
+/// How an open's read of the log ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LogRead {
+    /// The log's records are laid over the file.
+    Done,
+    /// An earlier format's journal waits for the writer to complete it.
+    NeedsWriter,
+}
+
 impl State {
     /// Completes a commit that the earlier format's redo journal (in the first log file)
     /// holds: applies it to the file, syncs the file, and empties the journal; empties a torn
@@ -318,8 +414,9 @@ impl State {
     }
 
     /// Finds the current generation of the log (the higher valid header of the two files)
-    /// and lays its valid records over the file.
-    fn read_log(&mut self) -> Result<(), StoreError> {
+    /// and lays its valid records over the file. A shared open leaves an earlier format's
+    /// journal to the writer ([`LogRead::NeedsWriter`]).
+    fn read_log(&mut self) -> Result<LogRead, StoreError> {
         let mut current: Option<(usize, log::Header, u64)> = None;
         for index in 0..2 {
             let length = self.logs[index]
@@ -336,6 +433,9 @@ impl State {
             self.io.reads += 1;
             self.io.bytes_read += bytes.len() as u64;
             if index == 0 && journal::is_journal(&bytes) {
+                if self.access == Access::Shared {
+                    return Ok(LogRead::NeedsWriter);
+                }
                 self.complete_earlier_journal(length)?;
                 continue;
             }
@@ -351,7 +451,7 @@ impl State {
         }
         let Some((index, header, length)) = current else {
             // No log yet (or none that a commit relied on): the next commit starts one.
-            return Ok(());
+            return Ok(LogRead::Done);
         };
         let bytes = self.read_whole(index, length, "the log")?;
         let scan = log::scan(&bytes, header);
@@ -364,7 +464,7 @@ impl State {
             self.logged.extend(record.blocks);
         }
         self.size_bytes = self.committed_bytes;
-        Ok(())
+        Ok(LogRead::Done)
     }
 
     /// The first `length` bytes (all of them) of log file `index`.
@@ -388,6 +488,12 @@ impl State {
         if self.dirty.is_empty() && self.size_bytes == self.committed_bytes {
             return Ok(CommitReport::default());
         }
+        if self.access == Access::Shared {
+            return Err(StoreError::storage(
+                "committing to a file memory",
+                "it was opened to read beside its writer",
+            ));
+        }
         let blocks = std::mem::take(&mut self.dirty);
         let size_bytes = self.size_bytes;
         let syncs_before = self.io.syncs;
@@ -402,7 +508,7 @@ impl State {
         self.logged.extend(blocks);
         // The commit is durable: a failed checkpoint leaves the log as it is, and the next
         // commit tries again (the module's docs, "Errors").
-        let checkpointed = self.log_end >= self.checkpoint_bytes && self.checkpoint().is_ok();
+        let checkpointed = self.log_end >= self.checkpoint_bytes && self.gated_checkpoint();
         Ok(CommitReport {
             blocks: committed_blocks,
             syncs: self.io.syncs - syncs_before,
@@ -469,6 +575,19 @@ impl State {
         self.log_end = log::HEADER_BYTES as u64;
         self.chain = found.checksum;
         Ok(())
+    }
+
+    /// Checkpoints if the gate lets it: whether it did.
+    fn gated_checkpoint(&mut self) -> bool {
+        let gate = self.gate.clone();
+        if gate.as_ref().is_some_and(|gate| !gate.enter()) {
+            return false;
+        }
+        let done = self.checkpoint().is_ok();
+        if let Some(gate) = gate {
+            gate.leave();
+        }
+        done
     }
 
     /// Copies the log's blocks into the file, syncs it, and starts the next generation in
@@ -611,32 +730,46 @@ impl State {
                 return;
             }
             let unit = at / READ_UNIT_BYTES;
+            if !self.clean.contains_key(&unit) {
+                // The units this read needs that are not cached yet, read in one call.
+                let last =
+                    (offset + dst.len() as u64 - 1).min(self.committed_bytes - 1) / READ_UNIT_BYTES;
+                let mut end = unit + 1;
+                while end <= last && !self.clean.contains_key(&end) {
+                    end += 1;
+                }
+                self.load_units(unit, end);
+            }
             let within = (at % READ_UNIT_BYTES) as usize;
-            let data = self.unit(unit);
+            let data = &self.clean[&unit];
             let count = (data.len() - within).min(dst.len() - done);
             dst[done..done + count].copy_from_slice(&data[within..within + count]);
             done += count;
         }
     }
 
-    /// The file's bytes of `unit` (zeros past its end, where the memory grew in the log), read
-    /// at its first use in this open.
-    fn unit(&mut self, unit: u64) -> &[u8] {
-        if !self.clean.contains_key(&unit) {
-            if self.clean.len() >= MAX_CACHED_UNITS {
-                self.clean.clear();
-            }
-            let start = unit * READ_UNIT_BYTES;
-            let length = (self.committed_bytes - start).min(READ_UNIT_BYTES) as usize;
-            let data = match self.data.read_owned(start, length) {
-                Ok(data) => data,
-                Err(error) => panic!("reading {length} bytes at {start} of a file memory: {error}"),
-            };
-            self.io.reads += 1;
-            self.io.bytes_read += length as u64;
-            self.clean.insert(unit, data);
+    /// Reads the file's units `first..end` in one call (zeros past its end, where the memory
+    /// grew in the log) into the cache, at their first use in this open.
+    fn load_units(&mut self, first: u64, end: u64) {
+        if self.clean.len() + (end - first) as usize > MAX_CACHED_UNITS {
+            self.clean.clear();
         }
-        &self.clean[&unit]
+        let start = first * READ_UNIT_BYTES;
+        let length = (self.committed_bytes.min(end * READ_UNIT_BYTES) - start) as usize;
+        let data = match self.data.read_owned(start, length) {
+            Ok(data) => data,
+            Err(error) => panic!("reading {length} bytes at {start} of a file memory: {error}"),
+        };
+        self.io.reads += 1;
+        self.io.bytes_read += length as u64;
+        if end - first == 1 {
+            // The common case, kept as the host wrote it.
+            self.clean.insert(first, data);
+            return;
+        }
+        for (index, unit) in data.chunks(READ_UNIT_BYTES as usize).enumerate() {
+            self.clean.insert(first + index as u64, unit.into());
+        }
     }
 
     fn write(&mut self, offset: u64, src: &[u8]) {

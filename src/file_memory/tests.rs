@@ -3,10 +3,12 @@
 //! `Ok` survives a power cut. Then the page tree and the B-tree on it, through crashes.
 
 use super::sim::{SimDisk, XorShift};
-use super::{DiskFile, FileMemory, BLOCK_BYTES, WASM_PAGE_BYTES};
+use super::{CheckpointGate, DiskFile, FileMemory, BLOCK_BYTES, WASM_PAGE_BYTES};
 use crate::{BTreeStore, PageTreeStore, PerRequestPageTree, User, UserStore};
 use ic_stable_structures::Memory;
+use std::cell::Cell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// The memory's files on `disk`, as `FileMemory::open` names them.
 fn files(disk: &SimDisk) -> (Box<dyn DiskFile>, [Box<dyn DiskFile>; 2]) {
@@ -367,6 +369,15 @@ fn a_journal_of_the_earlier_format_is_completed_at_open() {
 
     let complete = disk.open("data-journal");
     complete.write_at(0, &journal).expect("write");
+    // A reader beside the writer leaves the journal to it.
+    let (data, logs) = files(&disk);
+    let shared = FileMemory::with_files_shared(data, logs).expect("opens");
+    assert!(shared.is_none(), "a shared open went on past the journal");
+    assert_eq!(
+        disk.open("data-journal").byte_len().expect("length"),
+        journal.len() as u64,
+        "a shared open wrote"
+    );
     let reopened = open_on(&disk);
     assert_eq!(reopened.size(), 2);
     let mut read = [0u8; 3];
@@ -386,6 +397,134 @@ fn a_journal_of_the_earlier_format_is_completed_at_open() {
     reopened.read(0, &mut read);
     assert_eq!(&read, b"new", "the torn journal changed nothing");
     assert_eq!(disk.open("data-journal").byte_len().expect("length"), 0);
+}
+
+#[test]
+fn a_read_of_units_not_read_yet_is_one_call_and_each_unit_is_read_once() {
+    let disk = SimDisk::new();
+    let writer = open_on(&disk).with_checkpoint_bytes(0);
+    writer.grow(1);
+    writer.write(0, &[7; WASM_PAGE_BYTES as usize]);
+    assert!(
+        writer.commit().expect("commit").checkpointed,
+        "the file holds the page"
+    );
+    let memory = open_on(&disk);
+    let calls = |memory: &FileMemory| (memory.io().reads, memory.io().bytes_read);
+    let opened = calls(&memory);
+    // Blocks 1 to 4, none read yet: one call.
+    let mut bytes = vec![0; 3 * BLOCK_BYTES];
+    memory.read(BLOCK_BYTES as u64 + 5, &mut bytes);
+    assert!(bytes.iter().all(|byte| *byte == 7));
+    let block = BLOCK_BYTES as u64;
+    assert_eq!(calls(&memory), (opened.0 + 1, opened.1 + 4 * block));
+    // Blocks 0 to 5: only 0 and 5 are read, one call each (they are not consecutive).
+    let mut wider = vec![0; 6 * BLOCK_BYTES];
+    memory.read(0, &mut wider);
+    assert!(wider.iter().all(|byte| *byte == 7));
+    assert_eq!(calls(&memory), (opened.0 + 3, opened.1 + 6 * block));
+    // All cached: no call.
+    memory.read(3 * block, &mut bytes);
+    assert_eq!(calls(&memory), (opened.0 + 3, opened.1 + 6 * block));
+}
+
+/// A gate that lets a checkpoint run only while `allow` says so, counting its calls.
+#[derive(Default)]
+struct TestGate {
+    allow: Cell<bool>,
+    entered: Cell<u32>,
+    left: Cell<u32>,
+}
+
+impl CheckpointGate for TestGate {
+    fn enter(&self) -> bool {
+        self.entered.set(self.entered.get() + 1);
+        self.allow.get()
+    }
+
+    fn leave(&self) {
+        self.left.set(self.left.get() + 1);
+    }
+}
+
+fn open_shared_on(disk: &SimDisk) -> FileMemory {
+    let (data, logs) = files(disk);
+    FileMemory::with_files_shared(data, logs)
+        .expect("opens")
+        .expect("needs no writer first")
+}
+
+/// The two bytes at `offset`.
+fn two(memory: &FileMemory, offset: u64) -> [u8; 2] {
+    let mut bytes = [0; 2];
+    memory.read(offset, &mut bytes);
+    bytes
+}
+
+#[test]
+fn a_reader_beside_the_writer_sees_its_commit_whole_while_the_gate_holds_checkpoints_off() {
+    let (x, y) = (0, WASM_PAGE_BYTES);
+    let disk = SimDisk::new();
+    let gate = Rc::new(TestGate::default());
+    let writer = open_on(&disk)
+        .with_checkpoint_bytes(0)
+        .with_checkpoint_gate(gate.clone());
+    writer.grow(2);
+    writer.write(x, b"x0");
+    writer.write(y, b"y0");
+    assert!(
+        !writer.commit().expect("commit").checkpointed,
+        "the gate said no"
+    );
+    assert_eq!((gate.entered.get(), gate.left.get()), (1, 0));
+    gate.allow.set(true);
+    writer.write(x, b"x1");
+    assert!(writer.commit().expect("commit").checkpointed);
+    assert_eq!((gate.entered.get(), gate.left.get()), (2, 1));
+    gate.allow.set(false);
+    writer.write(x, b"x2");
+    writer.commit().expect("commit");
+
+    // The reader's commit is x2 (in the log) over y0 (in the file); the writer's next
+    // commits append to the log and leave the file alone while the gate says no.
+    let reader = open_shared_on(&disk);
+    assert_eq!(two(&reader, x), *b"x2");
+    writer.write(x, b"x3");
+    writer.write(y, b"y3");
+    assert!(!writer.commit().expect("commit").checkpointed);
+    assert_eq!(
+        two(&reader, y),
+        *b"y0",
+        "the reader saw half of a later commit"
+    );
+    assert_eq!(two(&reader, x), *b"x2");
+    // A reader cannot commit, and its failed commit wrote nothing.
+    let before = disk.operations();
+    reader.write(x, b"zz");
+    assert!(reader.commit().is_err());
+    reader.rollback();
+    assert_eq!(disk.operations(), before, "a shared memory wrote its files");
+
+    // What the gate prevents: a checkpoint under a reader gives it half of a later commit.
+    // The reader's commit is x5 (in the log) over y3 (in the file, checkpointed with x4).
+    gate.allow.set(true);
+    writer.write(x, b"x4");
+    assert!(writer.commit().expect("commit").checkpointed);
+    gate.allow.set(false);
+    writer.write(x, b"x5");
+    assert!(!writer.commit().expect("commit").checkpointed);
+    let unlucky = open_shared_on(&disk);
+    gate.allow.set(true);
+    writer.write(x, b"x6");
+    writer.write(y, b"y6");
+    assert!(writer.commit().expect("commit").checkpointed);
+    assert_eq!(
+        (two(&unlucky, x), two(&unlucky, y)),
+        (*b"x5", *b"y6"),
+        "a checkpoint under a reader"
+    );
+    let after = open_shared_on(&disk);
+    assert_eq!((two(&after, x), two(&after, y)), (*b"x6", *b"y6"));
 }
 
 /// A log of the first format (every record checked at open, as the release before wrote it)
