@@ -214,8 +214,9 @@ impl<const HEAP_LEAVES: bool> Index<HEAP_LEAVES> {
         }
         // The leaf is the last whose lowest key is at most `id`. The group's first key is the
         // upper level's, at most `id`, and the next group's first key is above every key of
-        // this one: the search reads neither (the last group reads its last key). Each probe
-        // reads a whole entry, so that the answer's page is usually read already.
+        // this one: the search reads neither (opened per request, the last group reads its
+        // last key to interpolate). Each probe reads a whole entry, so that the answer's page
+        // is usually read already.
         let first = held[at].key;
         let mut highest_at_most_id: Option<(usize, PageNo)> = None;
         let mut key_at = |slot: usize| {
@@ -227,6 +228,11 @@ impl<const HEAP_LEAVES: bool> Index<HEAP_LEAVES> {
         };
         let found = if id == first {
             Ok(0)
+        } else if HEAP_LEAVES {
+            // A canister searches an index page only past one page of leaves, where
+            // interpolating cost more than the reads it saved: it bisects (docs/scale.md, which
+            // also says what this path still costs against the binary search before it).
+            bisect_between(1, len, id, &mut key_at)?
         } else {
             let (high, above) = match held.get(at + 1) {
                 Some(next) => (len, next.key),
