@@ -5,9 +5,9 @@
 //!
 //! Every write takes it, and every read that cannot go beside the writer (a read on a
 //! `FileMemory` announces itself instead, [`crate::edge::readers`]; the peers' reads, and
-//! every read with `USERSTORE_SHARED_READS=0`, take it). It holds the host epoch (`USERSTORE_HOST_EPOCH`, new at every host start), the
-//! time it was taken and a nonce; the holder removes it when done ([`Lock`]'s `Drop`, on
-//! every path, errors included).
+//! every read with `USERSTORE_SHARED_READS=0`, take it). It holds the host epoch
+//! (`USERSTORE_HOST_EPOCH`, new at every host start), the time it was taken and a nonce; the
+//! holder removes it when done ([`Lock`]'s `Drop`, on every path, errors included).
 //!
 //! A holder that dies leaves its lock behind, which is broken:
 //! - a lock of another epoch was left by a host that no longer runs (one host serves a data

@@ -87,9 +87,8 @@ fn admit(config: &EdgeConfig, request: &Request) -> Result<Call, Response> {
 
 /// Takes the data file's lock, to be held until the data is closed; `Err` is the answer when
 /// it cannot be taken.
-fn lock(config: &EdgeConfig) -> Result<Lock, Response> {
-    Lock::acquire(&config.data, &lock_settings(config))
-        .map_err(|failure| api::respond(Err(failure)))
+fn lock(config: &EdgeConfig, settings: &LockSettings) -> Result<Lock, Response> {
+    Lock::acquire(&config.data, settings).map_err(|failure| api::respond(Err(failure)))
 }
 
 /// How [`serve_on`] asks its opener for the data file.
@@ -137,9 +136,10 @@ pub fn serve_on<D: Durable>(
         Ok(call) => call,
         Err(response) => return response,
     };
+    let settings = lock_settings(config);
     let mut found_marker = false;
     if config.shared_reads && !call.writes() {
-        match Reader::enter(&config.data, &lock_settings(config)) {
+        match Reader::enter(&config.data, &settings) {
             // The announcement is declared before the memory, so it goes after the memory.
             Ok(Some(_reader)) => match open(&config.data, Access::Shared) {
                 Ok(Some(memory)) => return answer(config, &call, &memory),
@@ -151,7 +151,7 @@ pub fn serve_on<D: Durable>(
         }
     }
     // The lock is declared before the memory, so it is released after the memory is closed.
-    let _lock = match lock(config) {
+    let _lock = match lock(config, &settings) {
         Ok(lock) => lock,
         Err(response) => return response,
     };
@@ -161,7 +161,7 @@ pub fn serve_on<D: Durable>(
         readers::remove_stale_marker(&config.data);
     }
     let gate: Rc<dyn CheckpointGate> = if config.shared_reads {
-        Rc::new(ReaderGate::new(&config.data, &lock_settings(config)))
+        Rc::new(ReaderGate::new(&config.data, &settings))
     } else {
         Rc::new(NoReaders)
     };
@@ -206,7 +206,7 @@ pub fn serve_store<S: UserStore>(
         Err(response) => return response,
     };
     // The lock is declared before the store, so it is released after the store is closed.
-    let _lock = match lock(config) {
+    let _lock = match lock(config, &lock_settings(config)) {
         Ok(lock) => lock,
         Err(response) => return response,
     };

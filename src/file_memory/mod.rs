@@ -203,12 +203,7 @@ impl FileMemory {
     /// and `path` + `-journal2`. A commit that an earlier format's journal left half applied
     /// is completed first. The caller must hold exclusive access (the module's docs).
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let memory = Self::open_files(path, Access::Exclusive)?.ok_or_else(|| {
-            StoreError::storage(
-                "opening a file memory",
-                "its earlier journal was not completed",
-            )
-        })?;
+        let memory = writer(Self::open_files(path, Access::Exclusive)?)?;
         {
             let mut state = memory.state.borrow_mut();
             let directory = path
@@ -246,12 +241,7 @@ impl FileMemory {
         data: Box<dyn DiskFile>,
         logs: [Box<dyn DiskFile>; 2],
     ) -> Result<Self, StoreError> {
-        Self::with_files_as(data, logs, Access::Exclusive)?.ok_or_else(|| {
-            StoreError::storage(
-                "opening a file memory",
-                "its earlier journal was not completed",
-            )
-        })
+        writer(Self::with_files_as(data, logs, Access::Exclusive)?)
     }
 
     /// [`FileMemory::open_shared`] on any [`DiskFile`]s.
@@ -796,6 +786,17 @@ impl State {
             done += count;
         }
     }
+}
+
+/// The memory an exclusive open made: it completes an earlier journal itself, so it is never
+/// `None`.
+fn writer(opened: Option<FileMemory>) -> Result<FileMemory, StoreError> {
+    opened.ok_or_else(|| {
+        StoreError::storage(
+            "opening a file memory",
+            "its earlier journal was not completed",
+        )
+    })
 }
 
 /// `path` with `suffix` appended to its name.
