@@ -212,6 +212,29 @@ impl<const HEAP_LEAVES: bool> Index<HEAP_LEAVES> {
         if len == 0 {
             return Err(corrupt(format!("index page {page} is empty")));
         }
+        if HEAP_LEAVES {
+            // A canister searches an index page only past one page of leaves, where
+            // interpolating cost more than the reads it saved (docs/scale.md): it bisects the
+            // page's keys and reads the one entry found. The group's first key is the upper
+            // level's, at most `id`.
+            let (mut low, mut high) = (0, len);
+            while high - low > 1 {
+                let middle = (low + high) / 2;
+                if group_key(memory, page, middle) <= id {
+                    low = middle;
+                } else {
+                    high = middle;
+                }
+            }
+            let leaf = group_entry(memory, page, low).page;
+            return Ok(Some((
+                Pos {
+                    group: at,
+                    slot: low,
+                },
+                leaf,
+            )));
+        }
         // The leaf is the last whose lowest key is at most `id`. The group's first key is the
         // upper level's, at most `id`, and the next group's first key is above every key of
         // this one: the search reads neither (opened per request, the last group reads its
@@ -228,11 +251,6 @@ impl<const HEAP_LEAVES: bool> Index<HEAP_LEAVES> {
         };
         let found = if id == first {
             Ok(0)
-        } else if HEAP_LEAVES {
-            // A canister searches an index page only past one page of leaves, where
-            // interpolating cost more than the reads it saved: it bisects (docs/scale.md, which
-            // also says what this path still costs against the binary search before it).
-            bisect_between(1, len, id, &mut key_at)?
         } else {
             let (high, above) = match held.get(at + 1) {
                 Some(next) => (len, next.key),
