@@ -133,6 +133,9 @@ impl Lock {
         // those seen gone since; between looks a waiter watches the lowest of them (the
         // module's "The handoff").
         let mut ahead: Vec<PathBuf> = Vec::new();
+        // The line as the last look without a ticket listed it: the ticket is taken behind
+        // it, without listing it again.
+        let mut listed: Vec<(u64, PathBuf)> = Vec::new();
         // When the line (and a stale lock) is looked at next.
         let mut next_look = Instant::now();
         // Since when the waiter has been at the front: it spins for `settings.spin` from then.
@@ -145,10 +148,24 @@ impl Lock {
                 next_look = now + settings.look;
                 (place, ahead) = match &ticket {
                     // Without a ticket: the lock at once if nobody waits, else a ticket.
-                    None if line(data)?.is_empty() => (Place::First, Vec::new()),
-                    None => (Place::Lost, Vec::new()),
+                    None => {
+                        listed = line(data)?;
+                        let place = if listed.is_empty() {
+                            Place::First
+                        } else {
+                            Place::Lost
+                        };
+                        (place, Vec::new())
+                    }
                     Some(ticket) => ticket.place(data, settings)?,
                 };
+                if ticket.is_some() && place == Place::Lost {
+                    // Removed as stale while it waited: taken again behind the line as it
+                    // is now, which the next look lists.
+                    ticket = None;
+                    next_look = now;
+                    continue;
+                }
             } else if ticket.is_some() && place != Place::First {
                 // Tickets in front that are gone (their holder took the lock, or gave up):
                 // one step forward each.
@@ -186,9 +203,14 @@ impl Lock {
                     settings.wait.as_millis()
                 )));
             }
-            if ticket.is_none() || place == Place::Lost {
-                ticket = Some(Ticket::take(data, &settings.epoch)?);
-                next_look = Instant::now();
+            if ticket.is_none() {
+                // Behind the tickets the look listed; those in front are watched from here
+                // on, the first of them removed now if its holder is gone.
+                let (taken, in_front) =
+                    Ticket::take(data, &settings.epoch, std::mem::take(&mut listed))?;
+                ahead = remove_first_if_stale(in_front, settings)?;
+                place = Place::behind(ahead.len());
+                ticket = Some(taken);
                 continue;
             }
             let spinning =
@@ -416,11 +438,19 @@ struct Ticket {
     contents: String,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How many times this thread listed a line ([`line`]): what the tests count.
+    pub(crate) static LISTINGS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Digits of a ticket's number in its file name.
 const TICKET_DIGITS: usize = 20;
 
 /// The tickets of `data`'s line, lowest first: `(number, path)`.
 fn line(data: &Path) -> Result<Vec<(u64, PathBuf)>, Failure> {
+    #[cfg(test)]
+    LISTINGS.with(|listings| listings.set(listings.get() + 1));
     let files = files_beside(data, ".lock.q")
         .map_err(|error| io_failure("reading the lock's line", error))?;
     let mut tickets = Vec::new();
@@ -474,25 +504,38 @@ pub fn ticket_path(data: &Path, number: u64) -> PathBuf {
 }
 
 impl Ticket {
-    /// Takes a ticket at the end of `data`'s line.
-    fn take(data: &Path, epoch: &str) -> Result<Ticket, Failure> {
+    /// Takes a ticket at the end of `data`'s line as `listed` (lowest first, just listed):
+    /// the ticket, and the paths of the listed tickets in front of it. A ticket taken since
+    /// the listing is not among them; the next look at the line finds it (it costs order,
+    /// never exclusion: the module's "The line").
+    fn take(
+        data: &Path,
+        epoch: &str,
+        listed: Vec<(u64, PathBuf)>,
+    ) -> Result<(Ticket, Vec<PathBuf>), Failure> {
         let holder = Holder::new(epoch);
         let contents = holder.encode();
         let clock = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|now| now.as_micros() as u64)
             .unwrap_or_default();
-        let highest = line(data)?.last().map(|(number, _)| *number);
+        let highest = listed.last().map(|(number, _)| *number);
         let mut number = highest.map_or(clock, |highest| clock.max(highest.saturating_add(1)));
         loop {
             let path = ticket_path(data, number);
             match create_exclusive(&path, &contents, holder.nonce) {
                 Ok(()) => {
-                    return Ok(Ticket {
+                    let in_front = listed
+                        .into_iter()
+                        .filter(|(listed, _)| *listed < number)
+                        .map(|(_, path)| path)
+                        .collect();
+                    let ticket = Ticket {
                         number,
                         path,
                         contents,
-                    })
+                    };
+                    return Ok((ticket, in_front));
                 }
                 // Taken by a request at the same moment: the next number.
                 Err(error) if error.kind() == ErrorKind::AlreadyExists => {
@@ -514,19 +557,28 @@ impl Ticket {
         let Some(mine) = line.iter().position(|(number, _)| *number == self.number) else {
             return Ok((Place::Lost, Vec::new()));
         };
-        let mut ahead: Vec<PathBuf> = line.into_iter().take(mine).map(|(_, path)| path).collect();
-        if let Some(first) = ahead.first() {
-            if let Some((contents, modified)) = read_file(first)? {
-                if is_stale(&contents, modified, settings)
-                    && holds_exactly(first, contents.as_bytes())
-                {
-                    let _ = fs::remove_file(first);
-                    ahead.remove(0);
-                }
-            }
-        }
+        let ahead = line.into_iter().take(mine).map(|(_, path)| path).collect();
+        let ahead = remove_first_if_stale(ahead, settings)?;
         Ok((Place::behind(ahead.len()), ahead))
     }
+}
+
+/// The tickets in front of a waiter (lowest first), less the first if its holder is gone, which
+/// is then removed from the line (only if it still holds what was judged stale).
+fn remove_first_if_stale(
+    mut ahead: Vec<PathBuf>,
+    settings: &LockSettings,
+) -> Result<Vec<PathBuf>, Failure> {
+    if let Some(first) = ahead.first() {
+        if let Some((contents, modified)) = read_file(first)? {
+            if is_stale(&contents, modified, settings) && holds_exactly(first, contents.as_bytes())
+            {
+                let _ = fs::remove_file(first);
+                ahead.remove(0);
+            }
+        }
+    }
+    Ok(ahead)
 }
 
 impl Drop for Ticket {

@@ -917,6 +917,38 @@ fn waiters_behind_move_forward_by_watching_the_ticket_in_front() {
 }
 
 #[test]
+fn a_waiter_lists_the_line_once_then_watches_the_ticket_in_front() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let data = dir.path().join("userstore.db");
+    let held = Lock::acquire(&data, &settings("e")).expect("the lock");
+    // A live request of this host waits in front.
+    write_ticket(&data, 1, "e");
+    let waiter = {
+        let data = data.clone();
+        std::thread::spawn(move || {
+            // One look at the line in 20 s, longer than the wait: every step after the first
+            // look is a watch of one file.
+            let mut watching = settings("e");
+            watching.wait = Duration::from_secs(10);
+            watching.retry = Duration::from_millis(1);
+            watching.look = Duration::from_secs(20);
+            watching.spin = Duration::ZERO;
+            let lock = Lock::acquire(&data, &watching);
+            let listings = super::lock::LISTINGS.with(std::cell::Cell::get);
+            (lock.is_ok(), listings)
+        })
+    };
+    wait_until_queued(dir.path(), 1);
+    // The request in front takes the lock and is done with it.
+    std::fs::remove_file(ticket_path(&data, 1)).expect("the ticket in front served");
+    drop(held);
+    let (took, listings) = waiter.join().expect("the waiter");
+    assert!(took, "the waiter did not get the freed lock");
+    assert_eq!(listings, 1, "the waiter listed the line more than once");
+    assert_eq!(tickets_in(dir.path()), 0, "a ticket was left behind");
+}
+
+#[test]
 fn a_free_lock_goes_to_the_first_in_line_and_a_waiter_that_gives_up_leaves_it() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let data = dir.path().join("userstore.db");
