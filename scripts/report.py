@@ -468,7 +468,10 @@ def main():
         "phase also pays for opening that file on the canister's file system. The three phases run "
         "in one query, so the warm phase does not pay again for stable-memory pages the earlier "
         "phases wrote (1,000 instructions per newly dirtied 4 KiB page and message, "
-        "docs/metering.md §6); a separate update message does.",
+        "docs/metering.md §6); a separate update message does. The ic-sqlite-vfs peer is not "
+        "in this suite: its SQLite cannot share the bench canister's Wasm with rusqlite's, and "
+        "a bench canister of its own is not built yet; its per-call figures (above) are "
+        "measured in the same run as the engines'.",
         "",
         "### Headline",
         "",
