@@ -71,12 +71,22 @@ case "${1:-}" in
      exit 2 ;;
 esac
 
+# build_tools: builds icrun, the measuring tools and the edge benchmark with its metering host
+# as `cargo test --workspace` builds them. Cargo resolves features for the packages one command
+# selects: the tools alone (`-p icrun-cli ...`) leave out features the tests' dependencies turn
+# on (rustix's, tokio's, ...), which changes wasmtime's build and rebuilds it (minutes). The
+# whole workspace with its tests gives the tests' resolution, so after scripts/test.sh (CI)
+# this is a no-op, and on its own it builds wasmtime once for the tools and the tests.
+build_tools() {
+  cargo build --locked --workspace --all-targets
+}
+
 # edge_bench ARGS...: builds the edge components and the benchmark, and runs it.
 edge_bench() {
   ensure_edge_host
   "$ROOT/scripts/build_edge.sh"
   "$ROOT/scripts/build_edge_peers.sh"
-  cargo build --locked -p edge-bench -p edge-meter
+  build_tools
   "$ROOT/target/debug/edge-bench" "$@"
 }
 
@@ -85,8 +95,8 @@ if [ "$mode" = edge ]; then
   edge_bench "${edge_args[@]}"
 fi
 
-log "building icrun and the measuring tools (the tests' profile: one build of wasmtime)"
-cargo build --locked -p icrun-cli -p bench-snapshot -p bench-calls
+log "building icrun and the measuring tools (the tests' profile and features: one build of wasmtime)"
+build_tools
 store_canisters=()
 if [ "$mode" != edge ]; then
   while read -r canister _; do
