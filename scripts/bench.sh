@@ -2,10 +2,11 @@
 # The main job: measures what one call to each store canister costs (bench-calls: the real
 # canisters of the registry on 1,000,000-row tables, aged and ascending, one message at a
 # time, under both metering profiles, the IC's current meter first, with traces and page maps
-# of the headline calls), builds the benchmark canister, makes (or reuses) the
-# stable-memory image with the preloaded tables, runs the canbench suite (on icrun here; on
-# PocketIC with real canbench when POCKET_IC_BIN is set), writes per_call_results.yml,
-# canbench_results.yml, docs/RESULTS.md with its charts and flame graphs, README.md's figures,
+# of the headline calls), builds the benchmark canisters (the engines', canbench.yml, and the
+# ic-sqlite-vfs peer's, canisters/ic-sqlite-vfs/canbench.yml), makes (or reuses) their
+# stable-memory images with the preloaded tables, runs both canbench suites (on icrun here; on
+# PocketIC with real canbench when POCKET_IC_BIN is set), writes per_call_results.yml, both
+# canbench_results.yml files, docs/RESULTS.md with its charts and flame graphs, README.md's figures,
 # and prints the headline tables. Sets itself up on a fresh machine.
 #
 # Usage: scripts/bench.sh            run everything and persist the results (with
@@ -38,8 +39,8 @@
 #                                    run measures the sizes up to 100,000 again)
 #        scripts/bench.sh --check    run CI's subset of the per-call suite (one configuration
 #                                    of every engine, aged tables, both profiles, with their
-#                                    flame graphs: bench-calls --check) and the whole canbench
-#                                    suite, and fail if any figure differs from the committed
+#                                    flame graphs: bench-calls --check) and both canbench
+#                                    suites whole, and fail if any figure differs from the committed
 #                                    files (canbench's beyond its noise threshold, the rest
 #                                    exactly), and if docs/RESULTS.md is not what they give;
 #                                    the size sweep's two smallest sizes (compared exactly),
@@ -103,58 +104,84 @@ if [ "$mode" != edge ]; then
     store_canisters+=("$canister")
   done < <(python3 "$ROOT/scripts/registry.py" canisters)
 fi
-# The benchmark canister's Wasm names the preloaded tables' image, whose storage figures the
-# report reads in every mode.
-"$ROOT/scripts/build.sh" "${store_canisters[@]}" benches
+# The canbench suites: this crate's engines' (canbench.yml), and the ic-sqlite-vfs peer's, a
+# bench canister of its own (its SQLite cannot share a Wasm with rusqlite's). Each: its bench
+# canister, the folder of its canbench.yml (where canbench runs), and its images' cache.
+CACHE="$ROOT/.cache/bench"
+suites=(main peer)
+declare -A suite_wasm=([main]=benches [peer]=ic-sqlite-vfs-benches)
+declare -A suite_dir=([main]="$ROOT" [peer]="$ROOT/canisters/ic-sqlite-vfs")
+declare -A suite_cache=([main]="$CACHE" [peer]="$CACHE/ic-sqlite-vfs")
+# The bench canisters name the preloaded tables' images, whose storage figures the report reads
+# in every mode.
+"$ROOT/scripts/build.sh" "${store_canisters[@]}" "${suite_wasm[@]}"
 
 mkdir -p "$ROOT/target/bench"
-# The preloaded tables' image (canbench's stable memory), cached in .cache/bench by the
-# benchmark canister's hash. Its build is single-threaded for minutes (icrun runs one message
-# at a time), as the per-call measurements below are, so it runs beside them on the other core
-# (on a fresh machine, CI's, it is always built). What they measure are instruction counts,
-# which do not depend on what else runs; the timed edge benchmark never runs beside it.
-CACHE="$ROOT/.cache/bench"
-key=$(sha256 "$ROOT/target/canisters/benches.wasm" | cut -c1-16)
-image="$CACHE/images/$key.bin"
-storage="$CACHE/images/$key.storage.tsv"
-image_log="$ROOT/target/bench/image.log"
-image_job=
-if [ ! -f "$image" ] || [ ! -f "$storage" ]; then
-  log "building the preloaded tables in the background (bench-snapshot, log in $image_log)"
-  rm -rf "$CACHE/images"
-  mkdir -p "$CACHE/images"
-  "$ROOT/target/debug/bench-snapshot" "$ROOT/target/canisters/benches.wasm" \
-    "$image.tmp" "$storage.tmp" >"$image_log" 2>&1 &
-  image_job=$!
-  # A step that fails before the image is waited for stops its build too.
-  trap '[ -n "$image_job" ] && kill "$image_job" 2>/dev/null' EXIT
-else
-  log "reusing the preloaded tables $image"
-fi
-
-# wait_for_image: waits for the image's build, if one runs, and fails with its log if the
-# build failed; then links the image where canbench.yml reads it.
-wait_for_image() {
-  if [ -n "$image_job" ]; then
-    local job=$image_job status=0
-    wait "$job" || status=$?
-    image_job=
-    cat "$image_log" >&2
-    if [ "$status" != 0 ]; then
-      echo "bench-snapshot failed (exit $status): the preloaded tables were not built" >&2
-      exit 1
-    fi
-    mv "$image.tmp" "$image"
-    mv "$storage.tmp" "$storage"
-    log "the preloaded tables are built: $image"
+# The preloaded tables' images (canbench's stable memory), cached in each suite's cache by its
+# bench canister's hash. Their builds are single-threaded for minutes (icrun runs one message at
+# a time), as the per-call measurements below are, so they run beside them (on a fresh machine,
+# CI's, they are always built). What they measure are instruction counts, which do not depend
+# on what else runs; the timed edge benchmark never runs beside them.
+declare -A image_path storage_path image_job
+for suite in "${suites[@]}"; do
+  wasm="$ROOT/target/canisters/${suite_wasm[$suite]}.wasm"
+  key=$(sha256 "$wasm" | cut -c1-16)
+  image_path[$suite]="${suite_cache[$suite]}/images/$key.bin"
+  storage_path[$suite]="${suite_cache[$suite]}/images/$key.storage.tsv"
+  image_job[$suite]=
+  if [ ! -f "${image_path[$suite]}" ] || [ ! -f "${storage_path[$suite]}" ]; then
+    log "building the preloaded tables of the $suite suite in the background (bench-snapshot, log in target/bench/image-$suite.log)"
+    rm -rf "${suite_cache[$suite]}/images"
+    mkdir -p "${suite_cache[$suite]}/images"
+    "$ROOT/target/debug/bench-snapshot" "$wasm" "${image_path[$suite]}.tmp" \
+      "${storage_path[$suite]}.tmp" >"$ROOT/target/bench/image-$suite.log" 2>&1 &
+    image_job[$suite]=$!
+  else
+    log "reusing the preloaded tables ${image_path[$suite]}"
   fi
-  ln -sfn "images/$key.bin" "$CACHE/stable_memory.bin"
+done
+# A step that fails before the images are waited for stops their builds too.
+trap 'for job in "${image_job[@]}"; do [ -n "$job" ] && kill "$job" 2>/dev/null; done' EXIT
+# Both suites' storage figures, for the report.
+storage="$ROOT/target/bench/storage.tsv"
+
+# wait_for_images: waits for the images' builds, if any run, and fails with the log of one
+# that failed; then links each image where its canbench.yml reads it.
+wait_for_images() {
+  local suite job status
+  for suite in "${suites[@]}"; do
+    job=${image_job[$suite]}
+    if [ -n "$job" ]; then
+      status=0
+      wait "$job" || status=$?
+      image_job[$suite]=
+      cat "$ROOT/target/bench/image-$suite.log" >&2
+      if [ "$status" != 0 ]; then
+        echo "bench-snapshot failed (exit $status): the $suite suite's preloaded tables were not built" >&2
+        exit 1
+      fi
+      mv "${image_path[$suite]}.tmp" "${image_path[$suite]}"
+      mv "${storage_path[$suite]}.tmp" "${storage_path[$suite]}"
+      log "the preloaded tables of the $suite suite are built: ${image_path[$suite]}"
+    fi
+    ln -sfn "images/$(basename "${image_path[$suite]}")" "${suite_cache[$suite]}/stable_memory.bin"
+  done
+  cat "${storage_path[main]}" "${storage_path[peer]}" >"$storage"
+}
+
+# run_suites ARGS...: runs each canbench suite in its folder with the runner and ARGS.
+run_suites() {
+  local suite
+  for suite in "${suites[@]}"; do
+    log "the $suite suite (${suite_dir[$suite]#"$ROOT/"}/canbench.yml)"
+    (cd "${suite_dir[$suite]}" && "${runner[@]}" "$@")
+  done
 }
 
 # The size sweep's large tables take much memory (docs/scale.md): it does not run beside the
-# image's build.
+# images' builds.
 if [ "$mode" = sizes ]; then
-  wait_for_image
+  wait_for_images
 fi
 
 if [ "$mode" = check ]; then
@@ -179,12 +206,13 @@ if [ "$mode" = persist ] || [ "$mode" = sizes ]; then
   "$ROOT/target/debug/bench-calls" --sizes --up-to "$sizes_up_to" "$ROOT/target/canisters" "$ROOT/size_results.yml"
 fi
 
-wait_for_image
+wait_for_images
 
 if [ "$mode" = check ]; then
   # The reproduction check compares with icrun's own committed figures.
-  log "checking the suite on icrun against the committed canbench_results.yml"
-  "$ROOT/target/debug/icrun" bench --less-verbose --fail-on-change
+  log "checking the suites on icrun against the committed canbench_results.yml files"
+  runner=("$ROOT/target/debug/icrun" bench)
+  run_suites --less-verbose --fail-on-change
   log "checking that docs/RESULTS.md and its charts are what the committed results give"
   fresh="$ROOT/target/bench/report-check"
   rm -rf "$fresh" && mkdir -p "$fresh/charts"
@@ -208,7 +236,7 @@ if [ "$mode" = persist ]; then
     log "running the suite on icrun (POCKET_IC_BIN is not set: PocketIC is not used)"
     runner=("$ROOT/target/debug/icrun" bench)
   fi
-  "${runner[@]}" --persist --less-verbose
+  run_suites --persist --less-verbose
   if [ "$with_edge" = 1 ]; then
     log "the edge benchmark: every [[edge]] configuration on wasmtime serve (edge_results.yml)"
     edge_bench --out "$ROOT/edge_results.yml"

@@ -10,7 +10,8 @@
 # Usage: scripts/build.sh [CANISTER...]
 #        (default: every store canister of the registry and the client)
 # `client` is the example canister that calls a store canister (canisters/client).
-# `benches` is the canbench benchmark canister (its Candid is canbench's, not checked here).
+# `benches` is the canbench benchmark canister (its Candid is canbench's, not checked here);
+# `ic-sqlite-vfs-benches` the ic-sqlite-vfs peer's (its crate with the feature `canbench`).
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
 ensure_build_tools
@@ -20,8 +21,8 @@ mkdir -p "$OUT"
 RUSTFLAGS="$(wasm_rustflags)"
 export RUSTFLAGS
 
-# build CANISTER PACKAGE TARGET WASI2IC MANIFEST: a release build of PACKAGE for TARGET with
-# MANIFEST (relative to the repository), locked to its Cargo.lock, in the one target
+# build CANISTER PACKAGE TARGET WASI2IC MANIFEST [FEATURES]: a release build of PACKAGE (with
+# FEATURES) for TARGET with MANIFEST (relative to the repository), locked to its Cargo.lock, in the one target
 # directory, copied (or converted by wasi-rewire) to target/canisters/CANISTER.wasm.
 # A canister that is a workspace of its own (the ic-sqlite-vfs peer) reaches this crate as a
 # path dependency outside its workspace, and cargo hashes such a dependency's absolute path into
@@ -30,7 +31,7 @@ export RUSTFLAGS
 FIXED_ROOT=/tmp/userstore-checkout
 
 build() {
-  local canister=$1 package=$2 target=$3 wasi2ic=$4 manifest=$5
+  local canister=$1 package=$2 target=$3 wasi2ic=$4 manifest=$5 features=${6:-}
   local root=$ROOT flags=$RUSTFLAGS
   if [ "$manifest" != Cargo.toml ]; then
     ln -sfn "$ROOT" "$FIXED_ROOT"
@@ -39,7 +40,7 @@ build() {
   fi
   log "building $canister ($package, $target, release)"
   RUSTFLAGS="$flags" cargo build --manifest-path "$root/$manifest" --target-dir "$ROOT/target" --release --locked \
-    --target "$target" -p "$package"
+    --target "$target" -p "$package" ${features:+--features "$features"}
   local built="$ROOT/target/$target/release/${package//-/_}.wasm"
   if [ "$wasi2ic" = 1 ]; then
     "$REWIRE" "$built" "$OUT/$canister.wasm" >/dev/null
@@ -58,7 +59,8 @@ env -u RUSTFLAGS cargo build --manifest-path "$ROOT/Cargo.toml" --target-dir "$R
 registry=$(python3 "$ROOT/scripts/registry.py" canisters)
 known="$registry
 client client-canister wasm32-unknown-unknown 0 Cargo.toml
-benches userstore-benches wasm32-wasip1 1 Cargo.toml"
+benches userstore-benches wasm32-wasip1 1 Cargo.toml
+ic-sqlite-vfs-benches ic-sqlite-vfs-canister wasm32-unknown-unknown 0 canisters/ic-sqlite-vfs/Cargo.toml canbench"
 
 canisters=("$@")
 if [ ${#canisters[@]} -eq 0 ]; then
@@ -68,7 +70,7 @@ fi
 for canister in "${canisters[@]}"; do
   line=$(awk -v name="$canister" '$1 == name' <<<"$known")
   if [ -z "$line" ]; then
-    echo "unknown canister '$canister' (the registry's, client or benches)" >&2
+    echo "unknown canister '$canister' (the registry's, client, benches or ic-sqlite-vfs-benches)" >&2
     exit 2
   fi
   # shellcheck disable=SC2086

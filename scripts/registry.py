@@ -29,13 +29,11 @@ def engines(path=REGISTRY):
         return tomllib.load(registry)["engine"]
 
 
-def configuration_labels(path=REGISTRY, peers=True):
+def configuration_labels(path=REGISTRY):
     """(key, label) of every configuration, in the registry's order: the engine's label, with
     the configuration's journal mode (the key's last part) when the engine has several."""
     labels = []
     for engine in engines(path):
-        if engine.get("peer", False) and not peers:
-            continue
         several = len(engine["configurations"]) > 1
         for configuration in engine["configurations"]:
             label = engine["label"]

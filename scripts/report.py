@@ -5,7 +5,7 @@ Every figure in the report is computed here from the results file and the storag
 snapshot tool measured; nothing is typed in by hand except the published figures of the forum
 post we compare against (../shared/anchors.md, section A), which are quoted as published.
 
-Usage: report.py RESULTS_YML STORAGE_TSV PER_CALL_YML OUT_MD CHART_DIR FLAMEGRAPH_LINK
+Usage: report.py RESULTS_YML STORAGE_TSV PER_CALL_YML OUT_MD CHART_DIR FLAMEGRAPH_LINK [README_IN [README_OUT]]
 Prints the headline tables to standard output. The per-call sections come from PER_CALL_YML
 (bench-calls, see report_calls.py); FLAMEGRAPH_LINK is where the flame graphs are, relative
 to OUT_MD (`flamegraphs` for docs/flamegraphs/).
@@ -22,9 +22,11 @@ import report_calls
 import report_edge
 import report_sizes
 
-# The engine configurations of the canbench suite: this crate's engines in the registry
-# (canisters/engines.toml), whose configuration keys are the suite's engine prefixes.
-ENGINES = registry.configuration_labels(peers=False)
+# The engine configurations of the canbench suites: the registry's (canisters/engines.toml),
+# whose configuration keys are the suites' engine prefixes. This crate's engines are measured by
+# canbench_results.yml's suite; a peer by its own bench canister's, whose results file is
+# `canisters/<canister>/canbench_results.yml` ([`peer_results`]).
+ENGINES = registry.configuration_labels()
 ENGINE_LABEL = dict(ENGINES)
 SQLITE_ENGINES = [key for key, _ in ENGINES if key != "btree"]
 COLORS = ["#1b1b1b", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
@@ -42,7 +44,7 @@ WORKLOADS = [
     ("count", "Count the rows"),
 ]
 NAME = re.compile(
-    r"^(?P<engine>btree|page_tree|sqlite_[a-z]+|stable_sqlite_[a-z]+)_(?:rows_(?P<rows>10k|100k)_)?"
+    r"^(?P<engine>btree|page_tree|ic_sqlite_vfs|sqlite_[a-z]+|stable_sqlite_[a-z]+)_(?:rows_(?P<rows>10k|100k)_)?"
     r"(?P<workload>insert_middle_autocommit|insert_middle|insert_append|get_missing|get|page|update|delete|count)"
     r"(?:_(?P<n>\d+))?$"
 )
@@ -73,6 +75,16 @@ def parse_results(path):
             "scopes": {scope: dict(m) for scope, m in (bench.get("scopes") or {}).items()},
         }
     return benches
+
+
+def peer_results(root):
+    """The canbench results files of the registry's peers that have a suite of their own."""
+    paths = []
+    for engine in registry.engines():
+        path = Path(root) / "canisters" / engine["canister"] / "canbench_results.yml"
+        if engine.get("peer", False) and path.exists():
+            paths.append(path)
+    return paths
 
 
 def index(benches):
@@ -346,29 +358,34 @@ def svg_chart(path, title, series, x_label, y_label):
     return True
 
 
+def non_empty(series):
+    """The series that have points (an engine a suite does not measure has none)."""
+    return {label: points for label, points in series.items() if points}
+
+
 def charts(table, chart_dir):
     chart_dir = Path(chart_dir)
     chart_dir.mkdir(parents=True, exist_ok=True)
     made = []
     for workload in ("insert_middle", "insert_append"):
         for phase in ("cold", "warm"):
-            series = {
+            series = non_empty({
                 label: [(n, table[(e, 1_000_000, workload, n)][phase])
                         for n in ns_of(table, workload)
                         if table.get((e, 1_000_000, workload, n), {}).get(phase)]
                 for e, label in ENGINES
-            }
+            })
             name = f"{workload}_{phase}.svg"
             if svg_chart(chart_dir / name, f"{workload}, {phase}: instructions by batch size",
                          series, "rows in the batch (n)", "instructions"):
                 made.append((f"{workload} ({phase})", name))
     for workload, n in (("insert_middle", 1), ("get", 1), ("page", 100)):
-        series = {
+        series = non_empty({
             label: [(rows, table[(e, rows, workload, n)]["warm"])
                     for rows in (10_000, 100_000, 1_000_000)
                     if table.get((e, rows, workload, n), {}).get("warm")]
             for e, label in ENGINES
-        }
+        })
         name = f"table_size_{workload}_{n}.svg"
         if svg_chart(chart_dir / name, f"{workload} n={n}, warm: instructions by table size",
                      series, "rows in the table", "instructions"):
@@ -430,7 +447,10 @@ def write_readme_figures(per_call, readme_in, readme_out, edge_results=None):
 def main():
     results, storage_path, per_call_path, out_md, chart_dir, flamegraphs = sys.argv[1:7]
     readme = sys.argv[7:9]
-    table = index(parse_results(results))
+    benches = parse_results(results)
+    for path in peer_results(Path(results).resolve().parent):
+        benches.update(parse_results(path))
+    table = index(benches)
     if not table:
         sys.exit(f"{results}: no benches found")
     per_call = report_calls.load(per_call_path)
@@ -468,10 +488,11 @@ def main():
         "phase also pays for opening that file on the canister's file system. The three phases run "
         "in one query, so the warm phase does not pay again for stable-memory pages the earlier "
         "phases wrote (1,000 instructions per newly dirtied 4 KiB page and message, "
-        "docs/metering.md §6); a separate update message does. The ic-sqlite-vfs peer is not "
-        "in this suite: its SQLite cannot share the bench canister's Wasm with rusqlite's, and "
-        "a bench canister of its own is not built yet; its per-call figures (above) are "
-        "measured in the same run as the engines'.",
+        "docs/metering.md §6); a separate update message does. The ic-sqlite-vfs peer runs the "
+        "same benches in a bench canister of its own (`canisters/ic-sqlite-vfs/canbench.yml`, "
+        "its results beside it), since its SQLite cannot share a Wasm with rusqlite's: on the "
+        "1,000,000-row table alone (the size sweep above measures it at every size), in the "
+        "same run.",
         "",
         "### Headline",
         "",

@@ -32,9 +32,11 @@ while read -r canister _ _ _ manifest; do
   [ "$manifest" = Cargo.toml ] && continue
   log "$canister ($manifest): fmt, clippy, tests"
   cargo fmt --manifest-path "$ROOT/$manifest" -- --check
+  # With every feature: the ic-sqlite-vfs peer's `canbench` (its bench canister) included.
   cargo clippy --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --all-targets \
-    --locked -- -D warnings
+    --all-features --locked -- -D warnings
   cargo test --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --locked
+  cargo test --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --all-features --locked
 done < <(python3 "$ROOT/scripts/registry.py" canisters)
 
 # The edge peers (edge/peers: redb, SQLite on a file), a workspace of their own: formatting,
@@ -51,12 +53,14 @@ log "cargo clippy (canisters for their Wasm targets)"
 # The registry's store canisters, each for its own target, with the client and the benchmark
 # canister. One clippy run per canister: packages built together share their dependencies'
 # features, which a canister built alone does not.
-while read -r _ package target _ manifest; do
+while read -r _ package target _ manifest features; do
   RUSTFLAGS="$(wasm_rustflags)" cargo clippy --manifest-path "$ROOT/$manifest" \
-    --target-dir "$ROOT/target" --release --locked --target "$target" -p "$package" -- -D warnings
+    --target-dir "$ROOT/target" --release --locked --target "$target" -p "$package" \
+    ${features:+--features "$features"} -- -D warnings
 done < <(python3 "$ROOT/scripts/registry.py" canisters
          echo "client client-canister wasm32-unknown-unknown 0 Cargo.toml"
-         echo "benches userstore-benches wasm32-wasip1 1 Cargo.toml")
+         echo "benches userstore-benches wasm32-wasip1 1 Cargo.toml"
+         echo "ic-sqlite-vfs-benches ic-sqlite-vfs-canister wasm32-unknown-unknown 0 canisters/ic-sqlite-vfs/Cargo.toml canbench")
 
 log "building the canisters (imports checked)"
 store_canisters=()

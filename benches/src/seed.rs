@@ -2,7 +2,7 @@
 //! (benches/snapshot drives them and saves the stable memory image).
 
 use crate::stores::{self, EngineKind};
-use crate::tables::{preloaded_users, TableSize};
+use crate::tables::{preloaded_users, TableSize, SEEDED_ENGINES};
 use userstore::limits::MAX_BATCH_SIZE;
 use userstore::{JournalMode, UserStore};
 
@@ -63,6 +63,20 @@ fn insert_preloaded(
         position += batch;
     }
     Ok(())
+}
+
+/// The tables `bench-snapshot` seeds, in the order it seeds them (the memory manager hands
+/// out its buckets in that order, so the image depends on it): every size, smallest first, and
+/// in each every engine of [`SEEDED_ENGINES`]. Each as (engine, table, rows).
+#[ic_cdk::query]
+fn seeded_tables() -> Vec<(String, String, u64)> {
+    TableSize::ALL
+        .into_iter()
+        .flat_map(|size| {
+            SEEDED_ENGINES
+                .map(|(engine, _)| (engine.to_string(), size.name().to_string(), size.rows()))
+        })
+        .collect()
 }
 
 /// The row count of `engine`'s `table`.

@@ -142,7 +142,8 @@ pub fn execute(store: &mut dyn UserStore, prepared: &mut Prepared) -> Result<u64
     }
 }
 
-#[cfg(test)]
+// The tests run the workloads on this crate's engines, SQLite among them.
+#[cfg(all(test, feature = "engines"))]
 mod tests {
     use super::*;
     use crate::tables::preloaded_users;

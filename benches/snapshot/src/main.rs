@@ -1,7 +1,8 @@
 //! Builds the benchmarks' stable-memory image.
 //!
-//! Installs the bench canister on icrun with the IC's instruction limits (docs/metering.md §7),
-//! fills every preloaded table through the canister's `seed` update in chunks that each fit
+//! Installs a bench canister (this crate's engines', or the ic-sqlite-vfs peer's) on icrun
+//! with the IC's instruction limits (docs/metering.md §7), asks it which tables it measures
+//! (its `seeded_tables` query), fills each through its `seed` update in chunks that each fit
 //! one update message, gives each SQLite database its journal file (`prime_journal`), checks each table's row count with the `table_rows` query, and saves
 //! stable memory as a raw image (canbench's `stable_memory.file` format).
 //!
@@ -19,7 +20,6 @@ const ANONYMOUS: Principal = Principal::anonymous();
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
-use userstore_benches::tables::{TableSize, SEEDED_ENGINES};
 
 /// Rows per `seed` call: 100,000 B-tree rows cost about 6 billion instructions, well under
 /// the 40 billion of one update message (docs/metering.md §7).
@@ -51,10 +51,20 @@ fn build_image(wasm_path: &Path, image_path: &Path, storage_path: &Path) -> Resu
         .map_err(|error| format!("reading {}: {error}", wasm_path.display()))?;
     let (mut canister, _) = Canister::install(&wasm, &[], ANONYMOUS, Env::default())
         .map_err(|error| format!("installing {}: {error}", wasm_path.display()))?;
-    let tables = TableSize::ALL
-        .into_iter()
-        .flat_map(|size| SEEDED_ENGINES.map(|(engine, _)| (engine, size.name(), size.rows())));
-    for (engine, table, rows) in tables {
+    let reply = canister
+        .query(
+            "seeded_tables",
+            &Encode!().map_err(|e| e.to_string())?,
+            ANONYMOUS,
+        )
+        .reply
+        .map_err(|reject| format!("seeded_tables: {reject}"))?;
+    let tables = Decode!(&reply, Vec<(String, String, u64)>).map_err(|e| e.to_string())?;
+    if tables.is_empty() {
+        return Err("the canister seeds no table".into());
+    }
+    for (engine, table, rows) in &tables {
+        let (engine, table, rows) = (engine.as_str(), table.as_str(), *rows);
         let mut most_instructions = 0;
         for from in (0..rows).step_by(ROWS_PER_MESSAGE as usize) {
             let count = ROWS_PER_MESSAGE.min(rows - from);
