@@ -31,6 +31,7 @@ mod draw;
 mod engines;
 mod fees;
 mod index_build;
+mod integrity;
 mod page_map;
 mod page_sizes;
 mod reply;

@@ -15,6 +15,7 @@
 //! (instruction counts are deterministic).
 
 use crate::check::against_file;
+use crate::integrity::check_table;
 use crate::reply::owner;
 use crate::run::{measure_workload, no_argument, Plan, PROFILES};
 use crate::stats::Spread;
@@ -372,13 +373,15 @@ impl Run<'_> {
     }
 
     /// An upgrade to the same Wasm: pre_upgrade and post_upgrade in one message, which must
-    /// fit the install limit at any size (docs/metering.md §7).
+    /// fit the install limit at any size (docs/metering.md §7); the table must come out of it
+    /// whole ([`check_table`]).
     fn upgrade(&mut self) -> Result<Spread, String> {
         self.fresh()?;
         let upgraded = self
             .canister
             .upgrade(&self.subject.wasm, &no_argument(), owner())
             .map_err(|error| format!("upgrading {}: {error}", self.what))?;
+        check_table(&mut self.canister, self.rows, &self.what)?;
         Spread::of(&[upgraded.instructions], 1).ok_or_else(|| "an upgrade measured nothing".into())
     }
 }
