@@ -37,14 +37,15 @@
 #                                    size_results.yml, then docs/RESULTS.md (docs/scale.md
 #                                    gives the time and memory each size takes; the full
 #                                    run measures the sizes up to 100,000 again)
-#        scripts/bench.sh --check    run CI's subset of the per-call suite (one configuration
-#                                    of every engine, aged tables, both profiles, with their
+#        scripts/bench.sh --check    run CI's subset of the per-call suite (the page tree's
+#                                    traced configuration, aged table, both profiles, with its
 #                                    flame graphs: bench-calls --check) and both canbench
 #                                    suites whole, and fail if any figure differs from the committed
 #                                    files (canbench's beyond its noise threshold, the rest
 #                                    exactly), and if docs/RESULTS.md is not what they give;
 #                                    the size sweep's two smallest sizes (compared exactly),
-#                                    and a small run of the edge benchmark (20,000 rows; its
+#                                    and a small run of the edge benchmark (three of its
+#                                    configurations, 20,000 rows; its
 #                                    wall-clock figures are not compared, they only must come)
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
@@ -77,14 +78,21 @@ esac
 # selects: the tools alone (`-p icrun-cli ...`) leave out features the tests' dependencies turn
 # on (rustix's, tokio's, ...), which changes wasmtime's build and rebuilds it (minutes). The
 # whole workspace with its tests gives the tests' resolution, so after scripts/test.sh (CI)
-# this is a no-op, and on its own it builds wasmtime once for the tools and the tests.
+# this is a no-op, and on its own it builds wasmtime once for the tools and the tests. Linted
+# as scripts/test.sh builds them (cargo_linted): the same compilation, which CI reuses.
 build_tools() {
-  cargo build --locked --workspace --all-targets
+  cargo_linted build --locked --workspace --all-targets
 }
 
 # edge_bench ARGS...: builds the edge components and the benchmark, and runs it.
 edge_bench() {
-  ensure_edge_host
+  if [ "$mode" = check ]; then
+    # CI's small run, whose wall-clock figures are not compared: the tests' `wasmtime serve`,
+    # the workspace's build of it (benches/wasmtime-serve). Measured runs use the released CLI.
+    export WASMTIME_BIN="${WASMTIME_BIN:-$ROOT/target/debug/wasmtime-serve}"
+  else
+    ensure_edge_host
+  fi
   "$ROOT/scripts/build_edge.sh"
   "$ROOT/scripts/build_edge_peers.sh"
   build_tools
@@ -221,9 +229,12 @@ if [ "$mode" = check ]; then
   diff -u docs/RESULTS.md "$fresh/RESULTS.md"
   diff -u README.md "$fresh/README.md"
   diff -ru docs/charts "$fresh/charts"
+  # Three configurations (ours, redb, SQLite WAL) run the benchmark's whole path: filling,
+  # both modes, one and several clients, the metering host. tests/edge.rs serves every
+  # configuration end to end.
   log "a small run of the edge benchmark (its wall-clock figures are not compared)"
-  edge_bench --rows 20000 --requests 20 --batch-requests 2 --runs 1 \
-    --out "$ROOT/target/bench/edge_check.yml"
+  edge_bench --engines page_tree,redb,sqlite_wal --rows 20000 --requests 10 --batch-requests 2 \
+    --runs 1 --out "$ROOT/target/bench/edge_check.yml"
   exit 0
 fi
 

@@ -58,6 +58,19 @@ ensure_build_tools() {
   ensure_toolchain
 }
 
+# cargo_linted ARGS...: cargo with clippy compiling the workspace's own crates, as `cargo
+# clippy -- -D warnings` does (clippy-driver as RUSTC_WORKSPACE_WRAPPER, its arguments in
+# CLIPPY_ARGS), but in a full build: one compilation lints the crates and makes the tests and
+# the tools, where `cargo clippy` and `cargo test` compile everything twice (a check and a
+# build). Dependencies are compiled by rustc as usual. Native builds only: clippy turns MIR
+# optimizations off, which would change the canisters' Wasm (scripts/build.sh uses cargo).
+cargo_linted() {
+  local driver
+  driver=$(cd "$ROOT" && rustup which clippy-driver)
+  RUSTC_WORKSPACE_WRAPPER="$driver" CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__" \
+    cargo "$@"
+}
+
 # ensure_edge_host: wasmtime-cli (`wasmtime serve`, the edge host of the tests and the edge
 # benchmark), from crates.io.
 ensure_edge_host() {

@@ -3,7 +3,10 @@
 # build with its import check, icp-cli's build of icp.yaml (the same Wasm), the report
 # generator's tests, then the workspace's tests
 # (the committed .did files are checked there, by each canister's test). Sets itself up on
-# a fresh machine (toolchain, Wasm targets, wasmtime-cli, jco, icp-cli, PyYAML).
+# a fresh machine (toolchain, Wasm targets, jco, icp-cli, PyYAML). Clippy lints the native
+# crates while they are built for the tests (cargo_linted, scripts/setup.sh): one compilation,
+# not a check and a build. The edge tests' `wasmtime serve` is the workspace's own build of it
+# (benches/wasmtime-serve), which shares the runner's wasmtime: no second wasmtime build.
 #
 # The fast path, without any Wasm: `cargo test -p userstore` (the library's
 # property and engine tests) and `cargo test -p icrun` (the runtime's metering rules).
@@ -11,7 +14,6 @@ set -euo pipefail
 source "$(dirname "$0")/setup.sh"
 ensure_build_tools
 ensure_python_yaml
-ensure_edge_host
 # The second edge host of tests/edge_jco.rs: jco serve, under target/jco.
 source "$(dirname "$0")/jco.sh"
 ensure_jco
@@ -23,20 +25,24 @@ cd "$ROOT"
 log "cargo fmt --check"
 cargo fmt --all -- --check
 
-log "cargo clippy (native, all targets)"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+log "cargo build (workspace, all targets), linted by clippy: the tests, the tools, wasmtime-serve"
+cargo_linted build --workspace --all-targets --locked
+# The edge tests' host (tests/edge.rs, HostConfig::wasmtime_binary), unless one is given.
+export WASMTIME_BIN="${WASMTIME_BIN:-$ROOT/target/debug/wasmtime-serve}"
 
 # Registry canisters that are workspaces of their own (the ic-sqlite-vfs peer): formatting,
-# clippy and their native tests (the committed Candid), in the one target directory.
+# clippy and their native tests (the committed Candid), in the one target directory, linted
+# as they are built.
 while read -r canister _ _ _ manifest; do
   [ "$manifest" = Cargo.toml ] && continue
   log "$canister ($manifest): fmt, clippy, tests"
   cargo fmt --manifest-path "$ROOT/$manifest" -- --check
   # With every feature: the ic-sqlite-vfs peer's `canbench` (its bench canister) included.
-  cargo clippy --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --all-targets \
-    --all-features --locked -- -D warnings
-  cargo test --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --locked
-  cargo test --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --all-features --locked
+  cargo_linted build --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --all-targets \
+    --all-features --locked
+  cargo_linted test --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --locked
+  cargo_linted test --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --all-features \
+    --locked
 done < <(python3 "$ROOT/scripts/registry.py" canisters)
 
 # The edge peers (edge/peers: redb, SQLite on a file), a workspace of their own: formatting,
@@ -44,9 +50,10 @@ done < <(python3 "$ROOT/scripts/registry.py" canisters)
 # components for wasm32-wasip2 (SQLite's C through scripts/setup_wasi_c.sh, apt on Debian).
 log "edge peers (edge/peers/Cargo.toml): fmt, clippy, tests, components"
 cargo fmt --manifest-path "$ROOT/edge/peers/Cargo.toml" -p userstore-peer-common -p userstore-redb -p userstore-redb-component -p userstore-sqlite-file -p userstore-sqlite-file-component -- --check
-cargo clippy --manifest-path "$ROOT/edge/peers/Cargo.toml" --target-dir "$ROOT/target" \
-  --all-targets --locked -- -D warnings
-cargo test --manifest-path "$ROOT/edge/peers/Cargo.toml" --target-dir "$ROOT/target" --locked
+cargo_linted build --manifest-path "$ROOT/edge/peers/Cargo.toml" --target-dir "$ROOT/target" \
+  --all-targets --locked
+cargo_linted test --manifest-path "$ROOT/edge/peers/Cargo.toml" --target-dir "$ROOT/target" \
+  --locked
 "$ROOT/scripts/build_edge_peers.sh"
 
 log "cargo clippy (canisters for their Wasm targets)"
@@ -74,7 +81,7 @@ icp_build_check
 
 log "the edge components (wasm32-wasip2): clippy and build"
 # tests/edge.rs runs target/edge/userstore-edge.wasm and userstore-edge-sqlite.wasm on
-# `wasmtime serve` (WASMTIME_BIN or wasmtime on PATH); it fails, saying so, when either is
+# `wasmtime serve` (WASMTIME_BIN, set above); it fails, saying so, when either is
 # missing. The second has SQLite's C (scripts/setup_wasi_c.sh), with the build's flags.
 source "$ROOT/scripts/setup_wasi_c.sh"
 ensure_wasi_c
@@ -92,4 +99,5 @@ if [ -n "${POCKET_IC_BIN:-}" ]; then
 else
   log "cargo test (workspace); end-to-end tests on icrun: PocketIC NOT used (POCKET_IC_BIN not set)"
 fi
-cargo test --workspace --locked
+# Built above, with the same lints: this runs the tests (and compiles the doc tests).
+cargo_linted test --workspace --locked

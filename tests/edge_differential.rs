@@ -6,7 +6,8 @@
 //! `StoreError` variant (the edge answers `{"Err": <StoreError as JSON>}`, the canister a
 //! Candid `StoreError`). The tables must be equal at the end.
 //!
-//! Needs wasmtime (`WASMTIME_BIN`, `wasmtime` on `PATH` or `~/.cargo/bin/wasmtime`), the edge
+//! Needs wasmtime (`HostConfig::wasmtime_binary`: `WASMTIME_BIN`, else an installed one or the
+//! workspace's `target/debug/wasmtime-serve`), the edge
 //! component (`scripts/build_edge.sh`) and the canisters (`scripts/build.sh page-tree
 //! btree`); a missing one fails the test with how to get it (`USERSTORE_SKIP_EDGE=1` skips
 //! it, as it skips the other edge tests). `EDGE_DIFF_SEED` replays another sequence.
@@ -208,9 +209,7 @@ fn prerequisites() -> Option<(PathBuf, PathBuf)> {
         eprintln!("USERSTORE_SKIP_EDGE=1: the edge differential test is skipped");
         return None;
     }
-    let wasmtime = HostConfig::wasmtime_binary().unwrap_or_else(|message| {
-        panic!("{message} (cargo install wasmtime-cli --version 48.0.8)")
-    });
+    let wasmtime = HostConfig::wasmtime_binary().unwrap_or_else(|message| panic!("{message}"));
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let component = root.join("target/edge/userstore-edge.wasm");
     assert!(

@@ -1,10 +1,13 @@
 //! The reproduction check CI runs: a fixed subset of the suite measured again and compared,
 //! figure for figure, with the committed `per_call_results.yml`.
 //!
-//! The whole suite takes longer than CI's budget allows, so CI measures one configuration of
-//! every engine (the one the registry marks as traced) on the aged table under both profiles,
-//! with its traces: every workload, every message, and every flame graph of the headline
-//! calls. Instruction counts are deterministic, so a figure that differs means the code, the
+//! The whole suite takes longer than CI's budget allows, so CI measures one configuration again
+//! at the headline size: the page tree's traced one, on the aged table under both profiles,
+//! with its traces (every workload, every message, and the flame graphs of the headline
+//! calls). The other engines' figures are checked by the size sweep's two smallest sizes
+//! (`bench-calls --sizes --check`) and at the headline size by both canbench suites; a
+//! million-row aged table of each of them would take CI minutes per engine to fill.
+//! Instruction counts are deterministic, so a figure that differs means the code, the
 //! toolchain or icrun changed it.
 
 use crate::run::{measure, Selection, PROFILES};
@@ -12,11 +15,15 @@ use crate::tables::TableState;
 use serde_yaml::Value;
 use std::path::Path;
 
+/// The canister of the engine whose traced configuration CI measures again.
+const CHECKED_CANISTER: &str = "page-tree";
+
 /// The configurations, states and profiles CI measures again.
 pub fn subset() -> Selection {
     Selection {
         configurations: engine_registry::engines()
             .iter()
+            .filter(|engine| engine.canister == CHECKED_CANISTER)
             .map(|engine| engine.traced().key.clone())
             .collect(),
         states: vec![TableState::Aged],
@@ -100,5 +107,17 @@ mod tests {
         assert_eq!(differences.len(), 2, "{differences:?}");
         assert!(differences[0].starts_with("/a/b"));
         assert!(differences[1].contains("not in the committed file"));
+    }
+
+    #[test]
+    fn the_subset_measures_the_page_tree_configuration_that_is_traced() {
+        let page_tree = engine_registry::engines()
+            .iter()
+            .find(|engine| engine.canister == CHECKED_CANISTER)
+            .expect("the registry has the checked canister");
+        assert_eq!(
+            subset().configurations,
+            vec![page_tree.traced().key.clone()]
+        );
     }
 }

@@ -33,7 +33,9 @@ pub struct HostConfig {
 
 impl HostConfig {
     /// The `wasmtime` binary: `WASMTIME_BIN`, else `wasmtime` on the `PATH`, else
-    /// `~/.cargo/bin/wasmtime` (where the scripts install it).
+    /// `~/.cargo/bin/wasmtime` (where scripts/bench.sh installs the released CLI), else the
+    /// workspace's own build of `wasmtime serve`, `target/debug/wasmtime-serve`
+    /// (benches/wasmtime-serve, which scripts/test.sh builds and names in `WASMTIME_BIN`).
     pub fn wasmtime_binary() -> Result<PathBuf, String> {
         if let Some(path) = std::env::var_os("WASMTIME_BIN") {
             return Ok(PathBuf::from(path));
@@ -46,9 +48,11 @@ impl HostConfig {
         let in_cargo = std::env::var_os("HOME")
             .map(|home| PathBuf::from(home).join(".cargo/bin/wasmtime"))
             .filter(|candidate| candidate.is_file());
-        on_path.or(in_cargo).ok_or_else(|| {
-            "wasmtime-cli is not installed: scripts/test.sh and scripts/bench.sh install it \
-             (cargo install wasmtime-cli), or set WASMTIME_BIN"
+        let in_workspace = Some(repository_root().join("target/debug/wasmtime-serve"))
+            .filter(|candidate| candidate.is_file());
+        on_path.or(in_cargo).or(in_workspace).ok_or_else(|| {
+            "no wasmtime: build the workspace's (cargo build -p wasmtime-serve), install \
+             wasmtime-cli 48.0.8 (cargo install wasmtime-cli), or set WASMTIME_BIN"
                 .to_string()
         })
     }
