@@ -81,7 +81,8 @@ esac
 # this is a no-op, and on its own it builds wasmtime once for the tools and the tests. Linted
 # as scripts/test.sh builds them (cargo_linted): the same compilation, which CI reuses.
 build_tools() {
-  cargo_linted build --locked --workspace --all-targets
+  # shellcheck disable=SC2046 # workspace_features prints whole words
+  cargo_linted build --locked --workspace --all-targets $(workspace_features)
 }
 
 # edge_bench ARGS...: builds the edge components and the benchmark, and runs it.

@@ -71,6 +71,15 @@ cargo_linted() {
     cargo "$@"
 }
 
+# workspace_features: the features a build of the whole workspace names, one word a line: the
+# end-to-end tests' PocketIC backend where PocketIC runs (POCKET_IC_BIN set), which
+# tests/Cargo.toml keeps out of the other builds (its HTTP client is minutes of build).
+workspace_features() {
+  if [ -n "${POCKET_IC_BIN:-}" ]; then
+    printf '%s\n' --features userstore-e2e/pocket-ic
+  fi
+}
+
 # ensure_edge_host: wasmtime-cli (`wasmtime serve`, the edge host of the tests and the edge
 # benchmark), from crates.io.
 ensure_edge_host() {

@@ -26,22 +26,27 @@ log "cargo fmt --check"
 cargo fmt --all -- --check
 
 log "cargo build (workspace, all targets), linted by clippy: the tests, the tools, wasmtime-serve"
-cargo_linted build --workspace --all-targets --locked
+# shellcheck disable=SC2046 # workspace_features prints whole words
+cargo_linted build --workspace --all-targets --locked $(workspace_features)
 # The edge tests' host (tests/edge.rs, HostConfig::wasmtime_binary), unless one is given.
 export WASMTIME_BIN="${WASMTIME_BIN:-$ROOT/target/debug/wasmtime-serve}"
 
 # Registry canisters that are workspaces of their own (the ic-sqlite-vfs peer): formatting,
-# clippy and their native tests (the committed Candid), in the one target directory, linted
-# as they are built.
+# clippy and their native tests (the committed Candid), linted as they are built. Their
+# native builds have a target directory of their own (PEERS_TARGET): the crates they share
+# with this workspace (userstore, userstore-benches) are dependencies there, compiled by rustc,
+# and members here, compiled by clippy (cargo_linted); in one directory each build would
+# overwrite the other's, and a test binary could link two builds of one crate.
+PEERS_TARGET="$ROOT/target/peers"
 while read -r canister _ _ _ manifest; do
   [ "$manifest" = Cargo.toml ] && continue
   log "$canister ($manifest): fmt, clippy, tests"
   cargo fmt --manifest-path "$ROOT/$manifest" -- --check
   # With every feature: the ic-sqlite-vfs peer's `canbench` (its bench canister) included.
-  cargo_linted build --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --all-targets \
+  cargo_linted build --manifest-path "$ROOT/$manifest" --target-dir "$PEERS_TARGET" --all-targets \
     --all-features --locked
-  cargo_linted test --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --locked
-  cargo_linted test --manifest-path "$ROOT/$manifest" --target-dir "$ROOT/target" --all-features \
+  cargo_linted test --manifest-path "$ROOT/$manifest" --target-dir "$PEERS_TARGET" --locked
+  cargo_linted test --manifest-path "$ROOT/$manifest" --target-dir "$PEERS_TARGET" --all-features \
     --locked
 done < <(python3 "$ROOT/scripts/registry.py" canisters)
 
@@ -50,9 +55,9 @@ done < <(python3 "$ROOT/scripts/registry.py" canisters)
 # components for wasm32-wasip2 (SQLite's C through scripts/setup_wasi_c.sh, apt on Debian).
 log "edge peers (edge/peers/Cargo.toml): fmt, clippy, tests, components"
 cargo fmt --manifest-path "$ROOT/edge/peers/Cargo.toml" -p userstore-peer-common -p userstore-redb -p userstore-redb-component -p userstore-sqlite-file -p userstore-sqlite-file-component -- --check
-cargo_linted build --manifest-path "$ROOT/edge/peers/Cargo.toml" --target-dir "$ROOT/target" \
+cargo_linted build --manifest-path "$ROOT/edge/peers/Cargo.toml" --target-dir "$PEERS_TARGET" \
   --all-targets --locked
-cargo_linted test --manifest-path "$ROOT/edge/peers/Cargo.toml" --target-dir "$ROOT/target" \
+cargo_linted test --manifest-path "$ROOT/edge/peers/Cargo.toml" --target-dir "$PEERS_TARGET" \
   --locked
 "$ROOT/scripts/build_edge_peers.sh"
 
@@ -100,4 +105,5 @@ else
   log "cargo test (workspace); end-to-end tests on icrun: PocketIC NOT used (POCKET_IC_BIN not set)"
 fi
 # Built above, with the same lints: this runs the tests (and compiles the doc tests).
-cargo_linted test --workspace --locked
+# shellcheck disable=SC2046 # workspace_features prints whole words
+cargo_linted test --workspace --locked $(workspace_features)

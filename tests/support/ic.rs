@@ -1,7 +1,7 @@
 //! The test API the end-to-end tests are written against, shaped like the `pocket-ic`
 //! crate's `PocketIc` (create, install, upgrade, update and query calls with a sender,
 //! rejects as values), and implemented by both backends: icrun ([`super::icrun_backend`])
-//! and the PocketIC server ([`super::pocket_ic_backend`]).
+//! and the PocketIC server (`super::pocket_ic_backend`, with the feature `pocket-ic`).
 
 use candid::Principal;
 use std::fmt;

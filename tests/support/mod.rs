@@ -6,6 +6,7 @@
 
 mod ic;
 mod icrun_backend;
+#[cfg(feature = "pocket-ic")]
 mod pocket_ic_backend;
 
 pub use ic::{Ic, Rejected};
@@ -63,10 +64,22 @@ pub fn new_ic() -> Rc<dyn Ic> {
         let _ = std::io::stderr().write_all(line.as_bytes());
     });
     if on_pocket_ic {
-        Rc::new(pocket_ic::PocketIc::new())
+        pocket_ic_server()
     } else {
         Rc::new(icrun_backend::IcrunIc::default())
     }
+}
+
+/// A fresh PocketIC server (`POCKET_IC_BIN`).
+#[cfg(feature = "pocket-ic")]
+fn pocket_ic_server() -> Rc<dyn Ic> {
+    Rc::new(pocket_ic::PocketIc::new())
+}
+
+/// Never reached: build.rs fails a build with `POCKET_IC_BIN` set and without the feature.
+#[cfg(not(feature = "pocket-ic"))]
+fn pocket_ic_server() -> Rc<dyn Ic> {
+    panic!("POCKET_IC_BIN is set, but these tests were built without the feature pocket-ic")
 }
 
 /// A fresh IC for one test whose figures depend on the metering: icrun metered by
