@@ -90,7 +90,7 @@ edge_bench() {
   if [ "$mode" = check ]; then
     # CI's small run, whose wall-clock figures are not compared: the tests' `wasmtime serve`,
     # the workspace's build of it (benches/wasmtime-serve). Measured runs use the released CLI.
-    export WASMTIME_BIN="${WASMTIME_BIN:-$ROOT/target/debug/wasmtime-serve}"
+    use_workspace_wasmtime
   else
     ensure_edge_host
   fi

@@ -71,6 +71,12 @@ cargo_linted() {
     cargo "$@"
 }
 
+# use_workspace_wasmtime: the tests' and CI's `wasmtime serve`, the workspace's build of it
+# (benches/wasmtime-serve, built by cargo_linted), unless WASMTIME_BIN names another.
+use_workspace_wasmtime() {
+  export WASMTIME_BIN="${WASMTIME_BIN:-$ROOT/target/debug/wasmtime-serve}"
+}
+
 # workspace_features: the features a build of the whole workspace names, one word a line: the
 # end-to-end tests' PocketIC backend where PocketIC runs (POCKET_IC_BIN set), which
 # tests/Cargo.toml keeps out of the other builds (its HTTP client is minutes of build).

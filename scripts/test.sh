@@ -29,7 +29,7 @@ log "cargo build (workspace, all targets), linted by clippy: the tests, the tool
 # shellcheck disable=SC2046 # workspace_features prints whole words
 cargo_linted build --workspace --all-targets --locked $(workspace_features)
 # The edge tests' host (tests/edge.rs, HostConfig::wasmtime_binary), unless one is given.
-export WASMTIME_BIN="${WASMTIME_BIN:-$ROOT/target/debug/wasmtime-serve}"
+use_workspace_wasmtime
 
 # Registry canisters that are workspaces of their own (the ic-sqlite-vfs peer): formatting,
 # clippy and their native tests (the committed Candid), linted as they are built. Their

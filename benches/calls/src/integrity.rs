@@ -3,6 +3,7 @@
 //! come out of it whole, at the largest size as at the smallest.
 
 use crate::reply::{checked, decoded, owner};
+use crate::workloads::encode as encoded;
 use icrun::Canister;
 use userstore::{StoreError, User};
 use userstore_benches::tables::{preloaded_user, preloaded_users, ID_STEP};
@@ -85,10 +86,6 @@ fn query<T: candid::CandidType + for<'de> serde::Deserialize<'de>>(
     arg: &[u8],
 ) -> Result<T, String> {
     checked::<T>(&canister.query(method, arg, owner()), method)
-}
-
-fn encoded(args: impl candid::utils::ArgumentEncoder) -> Result<Vec<u8>, String> {
-    candid::encode_args(args).map_err(|error| error.to_string())
 }
 
 #[cfg(test)]

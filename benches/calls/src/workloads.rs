@@ -405,7 +405,8 @@ fn new_user(id: u64) -> User {
     preloaded_user(id)
 }
 
-fn encode<A: ArgumentEncoder>(args: A) -> Result<Vec<u8>, String> {
+/// `args` Candid-encoded, an error as text.
+pub(crate) fn encode<A: ArgumentEncoder>(args: A) -> Result<Vec<u8>, String> {
     candid::encode_args(args).map_err(|error| error.to_string())
 }
 
