@@ -16,7 +16,7 @@ use serde_yaml::Value;
 use std::path::Path;
 
 /// The canister of the engine whose traced configuration CI measures again.
-const CHECKED_CANISTER: &str = "page-tree";
+pub(crate) const CHECKED_CANISTER: &str = "page-tree";
 
 /// The configurations, states and profiles CI measures again.
 pub fn subset() -> Selection {

@@ -92,37 +92,12 @@ fn query<T: candid::CandidType + for<'de> serde::Deserialize<'de>>(
 mod tests {
     use super::*;
 
-    use crate::tables::{fill, TableState};
-    use icrun::{Env, Options};
-    use std::path::Path;
-
-    /// The page-tree canister scripts/build.sh writes, filled with `rows` aged rows.
-    fn page_tree_table(rows: u64) -> Canister {
-        let engine = engine_registry::engines()
-            .iter()
-            .find(|engine| engine.canister == "page-tree")
-            .expect("the registry has the page tree");
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../target/canisters")
-            .join(format!("{}.wasm", engine.canister));
-        let wasm = std::fs::read(&path).unwrap_or_else(|error| {
-            panic!(
-                "{}: {error} (scripts/build.sh page-tree builds it)",
-                path.display()
-            )
-        });
-        let init = engine.init_arg(engine.traced()).expect("init argument");
-        let (mut canister, _) =
-            Canister::install_with(&wasm, &init, owner(), Env::default(), Options::default())
-                .expect("installs");
-        fill(&mut canister, TableState::Aged, rows).expect("fills");
-        canister
-    }
+    use crate::test_canister::filled_page_tree;
 
     #[test]
     fn a_whole_table_passes_and_a_missing_or_extra_row_fails() {
         let rows = 300;
-        let mut canister = page_tree_table(rows);
+        let (mut canister, _) = filled_page_tree(rows);
         check_table(&mut canister, rows, "whole").expect("the filled table is whole");
         assert!(check_table(&mut canister, rows + 1, "count").is_err());
         // The last user (a sampled one) replaced by another: the count holds, the lookups fail.

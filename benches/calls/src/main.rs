@@ -32,6 +32,7 @@ mod engines;
 mod fees;
 mod index_build;
 mod integrity;
+mod model_check;
 mod page_map;
 mod page_sizes;
 mod reply;
@@ -41,6 +42,8 @@ mod sizes;
 mod stats;
 mod storage;
 mod tables;
+#[cfg(test)]
+mod test_canister;
 mod workloads;
 
 use std::path::Path;

@@ -9,6 +9,11 @@
 //! table of exactly that many rows. The fill's own instructions, under the current meter, are
 //! reported per row with the stable memory the table takes.
 //!
+//! Every table is also held to the rules at its size: after every measured upgrade the table
+//! is read back through the API ([`check_table`]), and under the current meter a sequence of
+//! writes and reads then runs against userstore's model, followed by another upgrade
+//! ([`check_against_model`]). Neither is measured, and every measure starts from a fresh copy.
+//!
 //! The results file keeps the sizes a run did not measure: the large sizes, which take hours,
 //! are measured by a run given a larger `--up-to` and kept while later runs measure the
 //! small ones again. `--check` measures and compares instead of writing, figure for figure
@@ -16,6 +21,7 @@
 
 use crate::check::against_file;
 use crate::integrity::check_table;
+use crate::model_check::{check_against_model, exercised};
 use crate::reply::owner;
 use crate::run::{measure_workload, no_argument, Plan, PROFILES};
 use crate::stats::Spread;
@@ -254,6 +260,9 @@ fn measure(canisters: &Path, sweep: &Sweep) -> Result<SizeResults, String> {
                         calls.insert(workload.key(), run.workload(workload)?);
                     }
                     calls.insert(UPGRADE.to_string(), run.upgrade()?);
+                    if metering == Metering::Current {
+                        run.model_check()?;
+                    }
                     out.calls
                         .entry(metering.name().to_string())
                         .or_default()
@@ -383,6 +392,19 @@ impl Run<'_> {
             .map_err(|error| format!("upgrading {}: {error}", self.what))?;
         check_table(&mut self.canister, self.rows, &self.what)?;
         Spread::of(&[upgraded.instructions], 1).ok_or_else(|| "an upgrade measured nothing".into())
+    }
+
+    /// Writes and reads on the upgraded table against the model, then another upgrade
+    /// ([`check_against_model`]). Once a table (under one meter: the meter changes no
+    /// reply); it measures nothing, and every later measure starts from a fresh copy.
+    fn model_check(&mut self) -> Result<(), String> {
+        let tally = check_against_model(
+            &mut self.canister,
+            &self.subject.wasm,
+            self.rows,
+            &self.what,
+        )?;
+        exercised(&tally).map_err(|error| format!("{}, model check: {error}", self.what))
     }
 }
 
