@@ -32,14 +32,14 @@ const PAGE: u32 = 8;
 
 /// Runs the sequence on `canister`, which holds the preloaded table of `rows` users, then
 /// upgrades it to `wasm` and reads back every id and name of the universe and the count.
-/// `what` names the table in the error; the writes' outcomes are returned. The table is
-/// changed: run it last on a copy.
+/// `what` names the table in the error. It fails too if a write method was never both done and
+/// refused ([`exercised`]). The table is changed: run it last on a copy.
 pub fn check_against_model(
     canister: &mut Canister,
     wasm: &[u8],
     rows: u64,
     what: &str,
-) -> Result<Tally, String> {
+) -> Result<(), String> {
     let mut universe = Universe::new(rows);
     let mut random = Random(0);
     let mut tally = Tally::new();
@@ -57,7 +57,7 @@ pub fn check_against_model(
     universe
         .read_back(canister)
         .map_err(|error| format!("{what}, model check, after the upgrade: {error}"))?;
-    Ok(tally)
+    exercised(&tally).map_err(|error| format!("{what}, model check: {error}"))
 }
 
 /// What a call's ids and names are picked for.
@@ -75,7 +75,7 @@ enum Aim {
 type Write = (&'static str, bool);
 
 /// How many writes of each method succeeded (`[0]`) and were refused (`[1]`).
-pub type Tally = BTreeMap<&'static str, [u64; 2]>;
+type Tally = BTreeMap<&'static str, [u64; 2]>;
 
 /// The rows the sequence may touch, and the model of them.
 struct Universe {
@@ -89,16 +89,9 @@ struct Universe {
 
 impl Universe {
     fn new(rows: u64) -> Self {
-        let positions: BTreeSet<u64> = (0..PRELOADED)
-            .map(|index| {
-                if rows <= 1 {
-                    0
-                } else {
-                    index * (rows - 1) / (PRELOADED - 1)
-                }
-            })
+        let preloaded: BTreeSet<u64> = (0..PRELOADED)
+            .map(|index| index * rows.saturating_sub(1) / (PRELOADED - 1) * ID_STEP)
             .collect();
-        let preloaded: BTreeSet<u64> = positions.iter().map(|p| p * ID_STEP).collect();
         let users: Vec<User> = preloaded.iter().map(|id| preloaded_user(*id)).collect();
         // Half the free ids between two preloaded ones (ending in 5), half past the last.
         let free = (0..FRESH).map(|index| {
@@ -182,39 +175,25 @@ impl Universe {
                 let aim = aim(random, Aim::Inserting);
                 let user = self.user(random, aim);
                 let want = self.model.insert(user.clone());
-                let done = same(
-                    canister.update("insert_user", &encoded((user,))?, owner()),
-                    want,
-                )?;
-                Ok(Some(("insert_user", done)))
+                write(canister, "insert_user", encoded((user,))?, want)
             }
             2 => {
                 let aim = aim(random, Aim::Inserting);
                 let users = self.users(random, aim);
                 let want = self.model.insert_batch(&users);
-                let done = same(
-                    canister.update("insert_users", &encoded((users,))?, owner()),
-                    want,
-                )?;
-                Ok(Some(("insert_users", done)))
+                write(canister, "insert_users", encoded((users,))?, want)
             }
             3 | 4 => {
                 let aim = aim(random, Aim::Changing);
                 let (id, name) = (self.id(random, aim), self.name(random, aim));
                 let want = self.model.update_username(id, &name);
-                let arg = encoded((id, name))?;
-                let done = same(canister.update("update_username", &arg, owner()), want)?;
-                Ok(Some(("update_username", done)))
+                write(canister, "update_username", encoded((id, name))?, want)
             }
             5 => {
                 let aim = aim(random, Aim::Changing);
                 let users = self.users(random, aim);
                 let want = self.model.update_batch(&users);
-                let done = same(
-                    canister.update("update_users", &encoded((users,))?, owner()),
-                    want,
-                )?;
-                Ok(Some(("update_users", done)))
+                write(canister, "update_users", encoded((users,))?, want)
             }
             6 => {
                 // Half an id the table holds, half one it does not (most ids are held).
@@ -223,34 +202,26 @@ impl Universe {
                     aim => self.id(random, aim),
                 };
                 let want = self.model.delete(id);
-                let done = same(
-                    canister.update("delete_user", &encoded((id,))?, owner()),
-                    want,
-                )?;
-                Ok(Some(("delete_user", done)))
+                write(canister, "delete_user", encoded((id,))?, want)
             }
             7 => {
                 let aim = aim(random, Aim::Changing);
                 let count = 2 + random.below(2);
                 let ids: Vec<u64> = (0..count).map(|_| self.id(random, aim)).collect();
                 let want = self.model.delete_batch(&ids);
-                let done = same(
-                    canister.update("delete_users", &encoded((ids,))?, owner()),
-                    want,
-                )?;
-                Ok(Some(("delete_users", done)))
+                write(canister, "delete_users", encoded((ids,))?, want)
             }
-            8 => self.read(canister, random).map(|_| None),
+            8 => self.read(canister, random).map(|()| None),
             _ => {
                 let after = (random.below(4) > 0).then(|| self.id(random, Aim::Any));
-                self.list(canister, after).map(|_| None)
+                self.list(canister, after).map(|()| None)
             }
         }
     }
 
     /// A read: a user by id, a user by name, or the count.
-    fn read(&self, canister: &mut Canister, random: &mut Random) -> Result<bool, String> {
-        match random.below(3) {
+    fn read(&self, canister: &mut Canister, random: &mut Random) -> Result<(), String> {
+        let found = match random.below(3) {
             0 => {
                 let id = self.id(random, Aim::Any);
                 same(
@@ -268,7 +239,8 @@ impl Universe {
                 canister.query("count_users", &encoded(())?, owner()),
                 self.count(),
             ),
-        }
+        };
+        found.map(drop)
     }
 
     /// The rows outside the universe are the preloaded ones the model does not hold.
@@ -278,7 +250,7 @@ impl Universe {
 
     /// A page after `after`: the model's rows and the preloaded rows outside the universe,
     /// merged in id order.
-    fn list(&self, canister: &mut Canister, after: Option<u64>) -> Result<bool, String> {
+    fn list(&self, canister: &mut Canister, after: Option<u64>) -> Result<(), String> {
         let mut want = self
             .model
             .page(after, PAGE)
@@ -296,11 +268,11 @@ impl Universe {
         want.sort_by_key(|user| user.id);
         want.truncate(PAGE as usize);
         let arg = encoded((after, PAGE))?;
-        same(canister.query("list_users", &arg, owner()), Ok(want))
+        same(canister.query("list_users", &arg, owner()), Ok(want)).map(drop)
     }
 
     /// Every id and name of the universe, and the count, read back.
-    fn read_back(&self, canister: &mut Canister) -> Result<bool, String> {
+    fn read_back(&self, canister: &mut Canister) -> Result<(), String> {
         for id in &self.ids {
             same(
                 canister.query("get_user", &encoded((*id,))?, owner()),
@@ -322,7 +294,7 @@ impl Universe {
 
 /// Fails unless every write method both succeeded and was refused at least once in `tally`:
 /// a sequence that never reached one of the outcomes checked less than it claims.
-pub fn exercised(tally: &Tally) -> Result<(), String> {
+fn exercised(tally: &Tally) -> Result<(), String> {
     for method in WRITES {
         match tally.get(method) {
             Some([done, refused]) if *done > 0 && *refused > 0 => {}
@@ -349,6 +321,21 @@ const WRITES: [&str; 6] = [
 /// A username no preloaded user has (its prefix differs), of the preloaded names' length.
 fn fresh_name(index: u64) -> String {
     format!("model-{:0>width$}", index, width = USERNAME_BYTES - 6)
+}
+
+/// `method` called with `arg` as an update, its reply compared with the model's `want`; the
+/// write and its outcome.
+fn write<T>(
+    canister: &mut Canister,
+    method: &'static str,
+    arg: Vec<u8>,
+    want: Result<T, StoreError>,
+) -> Result<Option<Write>, String>
+where
+    T: candid::CandidType + for<'de> serde::Deserialize<'de> + PartialEq + std::fmt::Debug,
+{
+    let done = same(canister.update(method, &arg, owner()), want)?;
+    Ok(Some((method, done)))
 }
 
 /// Fails unless the reply decodes to `want`; whether the call succeeded.
@@ -380,25 +367,23 @@ impl Random {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reply::checked;
     use crate::test_canister::filled_page_tree;
 
     #[test]
     fn a_whole_table_passes_and_a_changed_one_fails() {
         let rows = 300;
         let (mut canister, wasm) = filled_page_tree(rows);
-        let tally = check_against_model(&mut canister, &wasm, rows, "whole")
+        // Passing includes every write method both done and refused ([`exercised`]).
+        check_against_model(&mut canister, &wasm, rows, "whole")
             .expect("the table keeps the rules");
-        exercised(&tally).expect("every write both done and refused");
         assert!(exercised(&Tally::new()).is_err());
         // The canister now holds the sequence's changes, which a fresh universe does not know:
         // its first call or its read-back must differ.
         let (mut changed, wasm) = filled_page_tree(rows);
         let first = Universe::new(rows).ids[0];
         let deleted = changed.update("delete_user", &encoded((first,)).unwrap(), owner());
-        assert!(matches!(
-            decoded::<User>(&deleted, "delete_user"),
-            Ok(Ok(_))
-        ));
+        checked::<User>(&deleted, "delete_user").expect("deletes");
         assert!(check_against_model(&mut changed, &wasm, rows, "changed").is_err());
     }
 
