@@ -133,16 +133,16 @@ impl Lock {
         // those seen gone since; between looks a waiter watches the lowest of them (the
         // module's "The handoff").
         let mut ahead: Vec<PathBuf> = Vec::new();
-        // The line as the last look without a ticket listed it: the ticket is taken behind
-        // it, without listing it again.
-        let mut listed: Vec<(u64, PathBuf)> = Vec::new();
         // When the line (and a stale lock) is looked at next.
         let mut next_look = Instant::now();
         // Since when the waiter has been at the front: it spins for `settings.spin` from then.
         let mut front_since: Option<Instant> = None;
         loop {
             let now = Instant::now();
-            let look = now >= next_look;
+            // A waiter without a ticket always looks: it takes its ticket behind the line as
+            // this look lists it, without listing it again.
+            let look = now >= next_look || ticket.is_none();
+            let mut listed: Vec<(u64, PathBuf)> = Vec::new();
             let was = place;
             if look {
                 next_look = now + settings.look;
@@ -206,8 +206,7 @@ impl Lock {
             if ticket.is_none() {
                 // Behind the tickets the look listed; those in front are watched from here
                 // on, the first of them removed now if its holder is gone.
-                let (taken, in_front) =
-                    Ticket::take(data, &settings.epoch, std::mem::take(&mut listed))?;
+                let (taken, in_front) = Ticket::take(data, &settings.epoch, listed)?;
                 ahead = remove_first_if_stale(in_front, settings)?;
                 place = Place::behind(ahead.len());
                 ticket = Some(taken);
