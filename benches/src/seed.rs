@@ -2,8 +2,7 @@
 //! (benches/snapshot drives them and saves the stable memory image).
 
 use crate::stores::{self, EngineKind};
-use crate::tables::{preloaded_users, TableSize, SEEDED_ENGINES};
-use userstore::limits::MAX_BATCH_SIZE;
+use crate::tables::{insert_preloaded, TableSize, SEEDED_ENGINES};
 use userstore::{JournalMode, UserStore};
 
 /// The journal mode the SQLite tables are built with (the canisters' default).
@@ -35,34 +34,14 @@ fn seed(engine: String, table: String, from: u64, count: u64) -> Result<u64, Str
         // Its row count is written at close, as the canister's pre_upgrade does, so that
         // every bench opens it without counting.
         let mut store = stores::open_page_tree(size).map_err(|e| e.to_string())?;
-        insert_preloaded(&mut store, size, from, count)?;
+        insert_preloaded(&mut store, size, from, count).map_err(|e| e.to_string())?;
         let rows = store.count().map_err(|e| e.to_string())?;
         store.close().map_err(|e| e.to_string())?;
         return Ok(rows);
     }
     let mut store = stores::open(kind, size).map_err(|e| e.to_string())?;
-    insert_preloaded(store.as_mut(), size, from, count)?;
+    insert_preloaded(store.as_mut(), size, from, count).map_err(|e| e.to_string())?;
     store.count().map_err(|e| e.to_string())
-}
-
-/// Inserts the preloaded users at positions `from..from + count` of `size`'s table into
-/// `store`, in batches of the library's largest size.
-fn insert_preloaded(
-    store: &mut dyn UserStore,
-    size: TableSize,
-    from: u64,
-    count: u64,
-) -> Result<(), String> {
-    let end = from.saturating_add(count).min(size.rows());
-    let mut position = from;
-    while position < end {
-        let batch = (end - position).min(MAX_BATCH_SIZE as u64);
-        store
-            .insert_batch(&preloaded_users(position, batch))
-            .map_err(|e| e.to_string())?;
-        position += batch;
-    }
-    Ok(())
 }
 
 /// The tables `bench-snapshot` seeds, in the order it seeds them (the memory manager hands

@@ -6,7 +6,8 @@
 //! smaller ones, for the table-size comparison, use memories the canisters leave free.
 
 use ic_stable_structures::memory_manager::MemoryId;
-use userstore::{layout, User};
+use userstore::limits::MAX_BATCH_SIZE;
+use userstore::{layout, StoreError, User, UserStore};
 
 /// Bytes of every preloaded username (the published benchmark's shape).
 pub const USERNAME_BYTES: usize = 100;
@@ -170,6 +171,25 @@ pub fn preloaded_users(from: u64, count: u64) -> Vec<User> {
     (from..from + count)
         .map(|position| preloaded_user(position * ID_STEP))
         .collect()
+}
+
+/// Inserts the preloaded users at positions `from..from + count` of `size`'s table into
+/// `store`, in batches of the library's largest size: how every bench canister's `seed`
+/// update fills its tables for `bench-snapshot`.
+pub fn insert_preloaded(
+    store: &mut dyn UserStore,
+    size: TableSize,
+    from: u64,
+    count: u64,
+) -> Result<(), StoreError> {
+    let end = from.saturating_add(count).min(size.rows());
+    let mut position = from;
+    while position < end {
+        let batch = (end - position).min(MAX_BATCH_SIZE as u64);
+        store.insert_batch(&preloaded_users(position, batch))?;
+        position += batch;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

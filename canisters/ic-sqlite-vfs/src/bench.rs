@@ -16,10 +16,9 @@
 use crate::engine::IcSqliteVfsStore;
 use canbench_rs::BenchResult;
 use std::cell::RefCell;
-use userstore::limits::MAX_BATCH_SIZE;
 use userstore::{StoreError, UserStore};
 use userstore_benches::suite::measure;
-use userstore_benches::tables::{preloaded_users, TableSize};
+use userstore_benches::tables::{insert_preloaded, TableSize};
 use userstore_benches::workloads::Workload;
 
 /// The engine's name in `seed` and `table_rows` calls.
@@ -84,14 +83,8 @@ fn seeded_tables() -> Vec<(String, String, u64)> {
 #[ic_cdk::update]
 fn seed(engine: String, table: String, from: u64, count: u64) -> Result<u64, String> {
     check_table(&engine, &table)?;
-    let end = from.saturating_add(count).min(TABLE.rows());
     with_store(|store| {
-        let mut position = from;
-        while position < end {
-            let batch = (end - position).min(MAX_BATCH_SIZE as u64);
-            store.insert_batch(&preloaded_users(position, batch))?;
-            position += batch;
-        }
+        insert_preloaded(store, TABLE, from, count)?;
         store.count()
     })
     .map_err(|error| error.to_string())
