@@ -161,13 +161,12 @@ impl Lock {
                 };
                 if ticket.is_some() && place == Place::Lost {
                     // Removed as stale while it waited: taken again behind the line as it
-                    // is now, which the next look lists.
+                    // is now, which the next pass lists (without a ticket, it looks).
                     ticket = None;
-                    next_look = now;
                     continue;
                 }
-            } else if ticket.is_some() && place != Place::First {
-                // Tickets in front that are gone (their holder took the lock, or gave up):
+            } else if place != Place::First {
+                // With a ticket (a waiter without one always looks). Tickets in front that are gone (their holder took the lock, or gave up):
                 // one step forward each.
                 while ahead.first().is_some_and(|first| !exists(first)) {
                     ahead.remove(0);
