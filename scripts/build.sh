@@ -22,26 +22,30 @@ RUSTFLAGS="$(wasm_rustflags)"
 export RUSTFLAGS
 
 # build CANISTER PACKAGE TARGET WASI2IC MANIFEST [FEATURES]: a release build of PACKAGE (with
-# FEATURES) for TARGET with MANIFEST (relative to the repository), locked to its Cargo.lock, in the one target
-# directory, copied (or converted by wasi-rewire) to target/canisters/CANISTER.wasm.
+# FEATURES) for TARGET with MANIFEST (relative to the repository), locked to its Cargo.lock, in the
+# workspace's target directory (a peer workspace: in its own, below), copied (or converted by wasi-rewire) to target/canisters/CANISTER.wasm.
 # A canister that is a workspace of its own (the ic-sqlite-vfs peer) reaches this crate as a
 # path dependency outside its workspace, and cargo hashes such a dependency's absolute path into
 # every symbol, which moves the Wasm's data and its instruction counts with the checkout. So
 # it is built through one fixed path, a link to the checkout, the same on every machine.
+# Its flags (the path remapping) differ from the other canisters', and cargo does not keep
+# one build of a dependency per set of flags: in one target directory, each build would
+# recompile the dependencies the other overwrote. So it has a target directory of its own.
 FIXED_ROOT=/tmp/userstore-checkout
 
 build() {
   local canister=$1 package=$2 target=$3 wasi2ic=$4 manifest=$5 features=${6:-}
-  local root=$ROOT flags=$RUSTFLAGS
+  local root=$ROOT flags=$RUSTFLAGS target_dir=$ROOT/target
   if [ "$manifest" != Cargo.toml ]; then
     ln -sfn "$ROOT" "$FIXED_ROOT"
     root=$FIXED_ROOT
     flags="$flags --remap-path-prefix=$FIXED_ROOT=/userstore"
+    target_dir=$ROOT/target/peer-canisters
   fi
   log "building $canister ($package, $target, release)"
-  RUSTFLAGS="$flags" cargo build --manifest-path "$root/$manifest" --target-dir "$ROOT/target" --release --locked \
+  RUSTFLAGS="$flags" cargo build --manifest-path "$root/$manifest" --target-dir "$target_dir" --release --locked \
     --target "$target" -p "$package" ${features:+--features "$features"}
-  local built="$ROOT/target/$target/release/${package//-/_}.wasm"
+  local built="$target_dir/$target/release/${package//-/_}.wasm"
   if [ "$wasi2ic" = 1 ]; then
     "$REWIRE" "$built" "$OUT/$canister.wasm" >/dev/null
   else
