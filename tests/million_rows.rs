@@ -35,41 +35,55 @@ fn user(id: u64) -> User {
     User::new(id, format!("user-{id:07}"))
 }
 
+/// Every engine at once, each on its own IC in its own thread: the engines' fills are
+/// independent, and one after the other they were the end-to-end suite's longest tail (one
+/// core busy, the other idle). A failure in any thread fails the test with its message.
 #[test]
 fn a_million_row_table_survives_an_upgrade() {
+    std::thread::scope(|scope| {
+        for engine in engine_registry::engines() {
+            let canister = engine.canister.as_str();
+            std::thread::Builder::new()
+                .name(format!("million-rows-{canister}"))
+                .spawn_scoped(scope, move || fill_upgrade_and_check(canister))
+                .expect("spawn a thread");
+        }
+    });
+}
+
+/// Fills `canister`'s table with a million rows, upgrades it, and checks every row survived
+/// and writes go on.
+fn fill_upgrade_and_check(canister: &str) {
     let ic = new_ic();
-    for engine in engine_registry::engines() {
-        let canister = engine.canister.as_str();
-        let store = StoreCanister::install_store(&ic, canister, "(null)");
-        for start in (0..ROWS).step_by(BATCH as usize) {
-            // Even ids, so the table has room for middle inserts afterwards.
-            let batch: Vec<User> = (start..start + BATCH).map(|i| user(2 * i)).collect();
-            let (inserted,): (Result<u64, StoreError>,) = store
-                .update(owner(), "insert_users", (batch,))
-                .unwrap_or_else(|reject| panic!("{canister}: batch at {start}: {reject}"));
-            assert_eq!(inserted, Ok(BATCH), "{canister}: batch at {start}");
-            if start == 0 {
-                upgrade(&store, BATCH);
-            }
-        }
-        assert_eq!(store.count_users(), ROWS, "{canister}");
-
-        upgrade(&store, ROWS);
-        assert_eq!(store.count_users(), ROWS, "{canister} after the upgrade");
-        for id in [0, 2 * 123_457, 2 * (ROWS - 1)] {
-            assert_eq!(store.get_user(id), Ok(user(id)), "{canister}");
-        }
-        let (tail,): (Result<Vec<User>, StoreError>,) = store
-            .query("list_users", (Some(2 * (ROWS - 3)), 10u32))
-            .expect("list_users");
-        assert_eq!(tail, Ok(vec![user(2 * (ROWS - 2)), user(2 * (ROWS - 1))]));
-
-        // Writes go on: a middle insert and an append.
-        let more = vec![user(2 * 500_000 + 1), user(2 * ROWS)];
+    let store = StoreCanister::install_store(&ic, canister, "(null)");
+    for start in (0..ROWS).step_by(BATCH as usize) {
+        // Even ids, so the table has room for middle inserts afterwards.
+        let batch: Vec<User> = (start..start + BATCH).map(|i| user(2 * i)).collect();
         let (inserted,): (Result<u64, StoreError>,) = store
-            .update(owner(), "insert_users", (more,))
-            .expect("insert after the upgrade");
-        assert_eq!(inserted, Ok(2), "{canister}");
-        assert_eq!(store.count_users(), ROWS + 2, "{canister}");
+            .update(owner(), "insert_users", (batch,))
+            .unwrap_or_else(|reject| panic!("{canister}: batch at {start}: {reject}"));
+        assert_eq!(inserted, Ok(BATCH), "{canister}: batch at {start}");
+        if start == 0 {
+            upgrade(&store, BATCH);
+        }
     }
+    assert_eq!(store.count_users(), ROWS, "{canister}");
+
+    upgrade(&store, ROWS);
+    assert_eq!(store.count_users(), ROWS, "{canister} after the upgrade");
+    for id in [0, 2 * 123_457, 2 * (ROWS - 1)] {
+        assert_eq!(store.get_user(id), Ok(user(id)), "{canister}");
+    }
+    let (tail,): (Result<Vec<User>, StoreError>,) = store
+        .query("list_users", (Some(2 * (ROWS - 3)), 10u32))
+        .expect("list_users");
+    assert_eq!(tail, Ok(vec![user(2 * (ROWS - 2)), user(2 * (ROWS - 1))]));
+
+    // Writes go on: a middle insert and an append.
+    let more = vec![user(2 * 500_000 + 1), user(2 * ROWS)];
+    let (inserted,): (Result<u64, StoreError>,) = store
+        .update(owner(), "insert_users", (more,))
+        .expect("insert after the upgrade");
+    assert_eq!(inserted, Ok(2), "{canister}");
+    assert_eq!(store.count_users(), ROWS + 2, "{canister}");
 }
