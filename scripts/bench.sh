@@ -83,6 +83,8 @@ esac
 build_tools() {
   # shellcheck disable=SC2046 # workspace_features prints whole words
   cargo_linted build --locked --workspace --all-targets $(workspace_features)
+  # scripts/build.sh's Wasm conversion: this build's (see there).
+  export WASI_REWIRE="$ROOT/target/debug/wasi-rewire"
 }
 
 # edge_bench ARGS...: builds the edge components and the benchmark, and runs it.

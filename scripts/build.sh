@@ -54,10 +54,17 @@ build() {
 }
 
 # The conversion of the wasm32-wasip1 canisters, a native tool of the workspace (built without
-# the canisters' flags, which are for Wasm).
-REWIRE="$ROOT/target/debug/wasi-rewire"
-env -u RUSTFLAGS cargo build --manifest-path "$ROOT/Cargo.toml" --target-dir "$ROOT/target" --locked \
-  --quiet -p wasi-rewire
+# the canisters' flags, which are for Wasm). WASI_REWIRE names a build of it made just before
+# by a build of the whole workspace (scripts/test.sh, scripts/bench.sh): built alone, its
+# dependencies' features are resolved anew and compiled a second time, a minute of CI.
+if [ -n "${WASI_REWIRE:-}" ]; then
+  REWIRE=$WASI_REWIRE
+  [ -x "$REWIRE" ] || { echo "WASI_REWIRE=$REWIRE: no such program" >&2; exit 1; }
+else
+  REWIRE="$ROOT/target/debug/wasi-rewire"
+  env -u RUSTFLAGS cargo build --manifest-path "$ROOT/Cargo.toml" --target-dir "$ROOT/target" --locked \
+    --quiet -p wasi-rewire
+fi
 
 # The store canisters, one line each: canister package target wasi2ic.
 registry=$(python3 "$ROOT/scripts/registry.py" canisters)
