@@ -73,20 +73,6 @@ case "${1:-}" in
      exit 2 ;;
 esac
 
-# build_tools: builds icrun, the measuring tools and the edge benchmark with its metering host
-# as `cargo test --workspace` builds them. Cargo resolves features for the packages one command
-# selects: the tools alone (`-p icrun-cli ...`) leave out features the tests' dependencies turn
-# on (rustix's, tokio's, ...), which changes wasmtime's build and rebuilds it (minutes). The
-# whole workspace with its tests gives the tests' resolution, so after scripts/test.sh (CI)
-# this is a no-op, and on its own it builds wasmtime once for the tools and the tests. Linted
-# as scripts/test.sh builds them (cargo_linted): the same compilation, which CI reuses.
-build_tools() {
-  # shellcheck disable=SC2046 # workspace_features prints whole words
-  cargo_linted build --locked --workspace --all-targets $(workspace_features)
-  # scripts/build.sh's Wasm conversion: this build's (see there).
-  export WASI_REWIRE="$ROOT/target/debug/wasi-rewire"
-}
-
 # edge_bench ARGS...: builds the edge components and the benchmark, and runs it.
 edge_bench() {
   if [ "$mode" = check ]; then
@@ -98,7 +84,7 @@ edge_bench() {
   fi
   "$ROOT/scripts/build_edge.sh"
   "$ROOT/scripts/build_edge_peers.sh"
-  build_tools
+  build_workspace
   "$ROOT/target/debug/edge-bench" "$@"
 }
 
@@ -107,8 +93,16 @@ if [ "$mode" = edge ]; then
   edge_bench "${edge_args[@]}"
 fi
 
+# The tools: build_workspace (setup.sh) builds icrun, the measuring tools and the edge
+# benchmark with its metering host as `cargo test --workspace` builds them. Cargo resolves
+# features for the packages one command selects: the tools alone (`-p icrun-cli ...`) leave
+# out features the tests' dependencies turn on (rustix's, tokio's, ...), which changes
+# wasmtime's build and rebuilds it (minutes). The whole workspace with its tests gives the
+# tests' resolution, so after scripts/test.sh (CI) this is a no-op, and on its own it builds
+# wasmtime once for the tools and the tests. Linted as scripts/test.sh builds them
+# (cargo_linted): the same compilation, which CI reuses.
 log "building icrun and the measuring tools (the tests' profile and features: one build of wasmtime)"
-build_tools
+build_workspace
 store_canisters=()
 if [ "$mode" != edge ]; then
   while read -r canister _; do

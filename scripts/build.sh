@@ -22,8 +22,9 @@ RUSTFLAGS="$(wasm_rustflags)"
 export RUSTFLAGS
 
 # build CANISTER PACKAGE TARGET WASI2IC MANIFEST [FEATURES]: a release build of PACKAGE (with
-# FEATURES) for TARGET with MANIFEST (relative to the repository), locked to its Cargo.lock, in the
-# workspace's target directory (a peer workspace: in its own, below), copied (or converted by wasi-rewire) to target/canisters/CANISTER.wasm.
+# FEATURES) for TARGET with MANIFEST (relative to the repository), locked to its Cargo.lock, in
+# the workspace's target directory (a peer workspace: in its own, below), copied (or converted
+# by wasi-rewire) to target/canisters/CANISTER.wasm.
 # A canister that is a workspace of its own (the ic-sqlite-vfs peer) reaches this crate as a
 # path dependency outside its workspace, and cargo hashes such a dependency's absolute path into
 # every symbol, which moves the Wasm's data and its instruction counts with the checkout. So
@@ -55,8 +56,7 @@ build() {
 
 # The conversion of the wasm32-wasip1 canisters, a native tool of the workspace (built without
 # the canisters' flags, which are for Wasm). WASI_REWIRE names a build of it made just before
-# by a build of the whole workspace (scripts/test.sh, scripts/bench.sh): built alone, its
-# dependencies' features are resolved anew and compiled a second time, a minute of CI.
+# with the whole workspace (setup.sh's build_workspace, which says why).
 if [ -n "${WASI_REWIRE:-}" ]; then
   REWIRE=$WASI_REWIRE
   [ -x "$REWIRE" ] || { echo "WASI_REWIRE=$REWIRE: no such program" >&2; exit 1; }

@@ -71,6 +71,16 @@ cargo_linted() {
     cargo "$@"
 }
 
+# build_workspace: the whole workspace with its tests, linted (cargo_linted), as scripts/test.sh
+# and scripts/bench.sh both build it: the tests, the tools, wasmtime-serve, wasi-rewire. Sets
+# WASI_REWIRE, scripts/build.sh's Wasm conversion, to this build's: built alone (`-p`), its
+# dependencies' features would be resolved anew and compiled a second time, a minute of CI.
+build_workspace() {
+  # shellcheck disable=SC2046 # workspace_features prints whole words
+  cargo_linted build --workspace --all-targets --locked $(workspace_features)
+  export WASI_REWIRE="$ROOT/target/debug/wasi-rewire"
+}
+
 # use_workspace_wasmtime: the tests' and CI's `wasmtime serve`, the workspace's build of it
 # (benches/wasmtime-serve, built by cargo_linted), unless WASMTIME_BIN names another.
 use_workspace_wasmtime() {

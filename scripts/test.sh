@@ -26,12 +26,9 @@ log "cargo fmt --check"
 cargo fmt --all -- --check
 
 log "cargo build (workspace, all targets), linted by clippy: the tests, the tools, wasmtime-serve"
-# shellcheck disable=SC2046 # workspace_features prints whole words
-cargo_linted build --workspace --all-targets --locked $(workspace_features)
+build_workspace
 # The edge tests' host (tests/edge.rs, HostConfig::wasmtime_binary), unless one is given.
 use_workspace_wasmtime
-# scripts/build.sh's Wasm conversion: the build just made (see there).
-export WASI_REWIRE="$ROOT/target/debug/wasi-rewire"
 
 # Registry canisters that are workspaces of their own (the ic-sqlite-vfs peer): formatting,
 # clippy and their native tests (the committed Candid), linted as they are built. Their

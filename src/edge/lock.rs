@@ -166,8 +166,8 @@ impl Lock {
                     continue;
                 }
             } else if place != Place::First {
-                // With a ticket (a waiter without one always looks). Tickets in front that are gone (their holder took the lock, or gave up):
-                // one step forward each.
+                // With a ticket (a waiter without one always looks). Tickets in front that
+                // are gone (their holder took the lock, or gave up): one step forward each.
                 while ahead.first().is_some_and(|first| !exists(first)) {
                     ahead.remove(0);
                 }
