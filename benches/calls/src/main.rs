@@ -21,7 +21,8 @@
 //! - `bench-calls --page-sizes <canister-dir> <results.yml>`: the stable-memory SQLite
 //!   canister's page-size sweep ([`page_sizes`]);
 //! - `bench-calls --sizes [--check] [--from ROWS] [--up-to ROWS] [--only KEY,...]
-//!   <canister-dir> <size_results.yml>`: the size sweep ([`sizes`]), merged into the file
+//!   [--state aged|ascending] <canister-dir> <size_results.yml>`: the size sweep
+//!   ([`sizes`]), merged into the file
 //!   (or, with `--check`, compared with it); `bench-calls --sizes --merge PART.yml ...
 //!   <size_results.yml>` merges the files of sweeps run side by side into it.
 
@@ -127,6 +128,7 @@ fn size_sweep(args: &[String]) -> Result<(), String> {
         up_to: 1_000_000,
         from: 0,
         only: Vec::new(),
+        states: Vec::new(),
     };
     let mut check = false;
     let mut merged: Vec<String> = Vec::new();
@@ -146,6 +148,16 @@ fn size_sweep(args: &[String]) -> Result<(), String> {
             "--only" => {
                 let keys = args.next().ok_or("--only needs configuration keys")?;
                 sweep.only = keys.split(',').map(str::to_string).collect();
+            }
+            "--state" => {
+                let names = args.next().ok_or("--state needs aged or ascending")?;
+                sweep.states = names
+                    .split(',')
+                    .map(|name| {
+                        tables::TableState::named(name)
+                            .ok_or_else(|| format!("--state: no table state {name:?}"))
+                    })
+                    .collect::<Result<_, _>>()?;
             }
             flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
             path => paths.push(path),

@@ -134,6 +134,9 @@ pub struct Sweep {
     pub from: u64,
     /// Configuration keys to measure; the traced configuration of every engine when empty.
     pub only: Vec<String>,
+    /// The table states to measure: both when empty. One state alone lets the two states of
+    /// a large size run side by side, or one of them fit a session.
+    pub states: Vec<TableState>,
 }
 
 /// The file's first line.
@@ -243,6 +246,9 @@ fn measure(canisters: &Path, sweep: &Sweep) -> Result<SizeResults, String> {
             wasm: std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?,
         };
         for state in TableState::ALL {
+            if !sweep.states.is_empty() && !sweep.states.contains(&state) {
+                continue;
+            }
             for rows in &sizes {
                 let table_started = Instant::now();
                 let (base, table) = canister.filled(state, *rows)?;

@@ -45,6 +45,13 @@ impl TableState {
         }
     }
 
+    /// The state named `name` ([`TableState::name`]).
+    pub fn named(name: &str) -> Option<TableState> {
+        TableState::ALL
+            .into_iter()
+            .find(|state| state.name() == name)
+    }
+
     /// The positions (id ÷ [`ID_STEP`]) of a table of `rows` in the order they are inserted.
     pub fn insertion_order(self, rows: u64) -> Vec<u64> {
         let mut positions: Vec<u64> = (0..rows).collect();
@@ -100,5 +107,14 @@ mod tests {
             TableState::Aged.insertion_order(ROWS),
             "the same every run"
         );
+    }
+
+    #[test]
+    fn a_state_is_found_by_its_name_and_no_other() {
+        for state in TableState::ALL {
+            assert_eq!(TableState::named(state.name()), Some(state));
+        }
+        assert_eq!(TableState::named("Aged"), None);
+        assert_eq!(TableState::named(""), None);
     }
 }
