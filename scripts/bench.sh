@@ -93,14 +93,8 @@ if [ "$mode" = edge ]; then
   edge_bench "${edge_args[@]}"
 fi
 
-# The tools: build_workspace (setup.sh) builds icrun, the measuring tools and the edge
-# benchmark with its metering host as `cargo test --workspace` builds them. Cargo resolves
-# features for the packages one command selects: the tools alone (`-p icrun-cli ...`) leave
-# out features the tests' dependencies turn on (rustix's, tokio's, ...), which changes
-# wasmtime's build and rebuilds it (minutes). The whole workspace with its tests gives the
-# tests' resolution, so after scripts/test.sh (CI) this is a no-op, and on its own it builds
-# wasmtime once for the tools and the tests. Linted as scripts/test.sh builds them
-# (cargo_linted): the same compilation, which CI reuses.
+# The tools: build_workspace (setup.sh, which says why the whole workspace), a no-op after
+# scripts/test.sh (CI).
 log "building icrun and the measuring tools (the tests' profile and features: one build of wasmtime)"
 build_workspace
 store_canisters=()

@@ -73,8 +73,11 @@ cargo_linted() {
 
 # build_workspace: the whole workspace with its tests, linted (cargo_linted), as scripts/test.sh
 # and scripts/bench.sh both build it: the tests, the tools, wasmtime-serve, wasi-rewire. Sets
-# WASI_REWIRE, scripts/build.sh's Wasm conversion, to this build's: built alone (`-p`), its
-# dependencies' features would be resolved anew and compiled a second time, a minute of CI.
+# WASI_REWIRE, scripts/build.sh's Wasm conversion, to this build's. Cargo resolves features
+# for the packages one command selects: a tool built alone (`-p icrun-cli`, `-p wasi-rewire`)
+# leaves out features the tests' dependencies turn on (rustix's, tokio's, ...), so wasmtime or
+# the tool's dependencies would be compiled a second time (minutes of CI). The whole workspace
+# gives the tests' resolution: one compilation for the tests and every tool.
 build_workspace() {
   # shellcheck disable=SC2046 # workspace_features prints whole words
   cargo_linted build --workspace --all-targets --locked $(workspace_features)
