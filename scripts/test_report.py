@@ -53,6 +53,22 @@ class ParseTest(unittest.TestCase):
         self.assertIsNone(table[("sqlite_wal", 10_000, "get", 1)]["cold"])
 
 
+class StorageTest(unittest.TestCase):
+    def test_reads_every_line_of_the_storage_figures(self):
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "storage.tsv"
+            path.write_text("btree\t10000\t3342336\npage-tree\t1000000\t284819456\n")
+            self.assertEqual(report.read_storage(path),
+                             [("btree", 10_000, 3_342_336), ("page-tree", 1_000_000, 284_819_456)])
+
+    def test_a_missing_file_stops_the_report(self):
+        with tempfile.TemporaryDirectory() as directory:
+            missing = Path(directory) / "storage.tsv"
+            with self.assertRaises(SystemExit) as stopped:
+                report.read_storage(missing)
+        self.assertIn("storage.tsv: no storage figures", str(stopped.exception))
+
+
 class FitTest(unittest.TestCase):
     def test_recovers_an_exact_line(self):
         points = [(n, 150_000 + 20_000 * n) for n in (1, 10, 100, 1000, 10000)]
