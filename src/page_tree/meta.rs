@@ -14,7 +14,7 @@
 //!          written before
 //! 36..40   groups (index pages)
 //! 40..     the index's upper level: per group, the lowest key of its first leaf (u64) and
-//!          its page (u32); at most 5,376 groups (`group::INLINE_ENTRIES`)
+//!          its page (u32); at most 5,107 groups (`group::INLINE_ENTRIES`)
 //! free page: kind 2, then the next free page (u32 at 4)
 //! ```
 //! The groups' layout is in [`super::group`].

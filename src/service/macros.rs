@@ -15,6 +15,12 @@
 /// The canister crate must depend on `ic-cdk` and on this crate under the name `userstore`
 /// with the `canister` feature (Candid export reads the paths in the signatures, so they are
 /// spelled `::userstore::…`).
+///
+/// `export_user_table_api!(Engine)` keeps the state in a static of its own 64 KiB page;
+/// `export_user_table_api!(Engine, state_beside_stack)` keeps it above the stack, in the page
+/// every message touches anyway, for a canister linked with room for it there
+/// (`userstore::service::state_slot`, which says how): one page fewer for every call
+/// under the IC's current meter.
 #[macro_export]
 macro_rules! export_user_table_api {
     ($engine:ty) => {
@@ -24,11 +30,72 @@ macro_rules! export_user_table_api {
             >> = const { ::userstore::service::PageAligned(::std::cell::RefCell::new(None)) };
         }
 
+        /// Lends the canister's state slot to `f`: a static of its own 64 KiB page.
+        fn __userstore_slot<R>(
+            f: impl FnOnce(
+                &::std::cell::RefCell<Option<::userstore::service::StoreState<$engine>>>,
+            ) -> R,
+        ) -> R {
+            __USERSTORE_STATE.with(|slot| f(&slot.0))
+        }
+
+        $crate::__userstore_service!($engine);
+    };
+    ($engine:ty, state_beside_stack) => {
+        #[cfg(target_family = "wasm")]
+        const _: () = ::std::assert!(
+            ::userstore::service::state_slot::slot_bytes::<
+                ::std::cell::RefCell<Option<::userstore::service::StoreState<$engine>>>,
+            >() <= ::userstore::service::state_slot::STATE_ROOM,
+            "the canister's state does not fit the room above the stack \
+             (userstore::service::state_slot::STATE_ROOM)"
+        );
+
+        /// Lends the canister's state slot to `f`: above the stack, in the stack's top page
+        /// (`userstore::service::state_slot`; the canister links with room for it).
+        fn __userstore_slot<R>(
+            f: impl FnOnce(
+                &::std::cell::RefCell<Option<::userstore::service::StoreState<$engine>>>,
+            ) -> R,
+        ) -> R {
+            #[cfg(target_family = "wasm")]
+            {
+                // SAFETY: this is the module's only slot above the stack, always of this type.
+                f(unsafe {
+                    ::userstore::service::state_slot::beside_stack(|| {
+                        ::std::cell::RefCell::new(None)
+                    })
+                })
+            }
+            // Natively (the canister crate's own tests) there is no such room: a thread's
+            // static.
+            #[cfg(not(target_family = "wasm"))]
+            {
+                ::std::thread_local! {
+                    static __USERSTORE_STATE: ::std::cell::RefCell<
+                        Option<::userstore::service::StoreState<$engine>>,
+                    > = const { ::std::cell::RefCell::new(None) };
+                }
+                __USERSTORE_STATE.with(f)
+            }
+        }
+
+        $crate::__userstore_service!($engine);
+    };
+}
+
+/// The body of [`export_user_table_api!`](crate::export_user_table_api) over the canister's
+/// `__userstore_slot`, wherever the slot is: the state's accessors, the lifecycle and every
+/// Candid method.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __userstore_service {
+    ($engine:ty) => {
         /// Lends the canister's state to `f`. It exists from `init`/`post_upgrade` on.
         fn __userstore_state<R>(
             f: impl FnOnce(&mut ::userstore::service::StoreState<$engine>) -> R,
         ) -> R {
-            __USERSTORE_STATE.with(|slot| match slot.0.borrow_mut().as_mut() {
+            __userstore_slot(|slot| match slot.borrow_mut().as_mut() {
                 Some(state) => f(state),
                 None => ::ic_cdk::trap("the store is not initialized"),
             })
@@ -39,7 +106,7 @@ macro_rules! export_user_table_api {
             opened: Result<::userstore::service::StoreState<$engine>, ::userstore::StoreError>,
         ) {
             match opened {
-                Ok(state) => __USERSTORE_STATE.with(|slot| *slot.0.borrow_mut() = Some(state)),
+                Ok(state) => __userstore_slot(|slot| *slot.borrow_mut() = Some(state)),
                 Err(error) => ::ic_cdk::trap(error.to_string()),
             }
         }
@@ -55,7 +122,7 @@ macro_rules! export_user_table_api {
         /// one that fixes the cause, and every committed write is in stable memory already.
         #[::ic_cdk::pre_upgrade]
         fn pre_upgrade() {
-            if let Some(state) = __USERSTORE_STATE.with(|slot| slot.0.borrow_mut().take()) {
+            if let Some(state) = __userstore_slot(|slot| slot.borrow_mut().take()) {
                 if let Err(error) = ::userstore::service::lifecycle::pre_upgrade(state) {
                     ::ic_cdk::api::debug_print(format!("pre_upgrade: {error}"));
                 }

@@ -5,7 +5,7 @@
 use userstore::engine::EngineMemory;
 use userstore::PageTreeStore;
 
-userstore::export_user_table_api!(PageTreeStore<EngineMemory>);
+userstore::export_user_table_api!(PageTreeStore<EngineMemory>, state_beside_stack);
 
 ic_cdk::export_candid!();
 

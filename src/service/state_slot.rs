@@ -1,0 +1,83 @@
+//! The canister's state above the stack, in the stack's own 64 KiB page.
+//!
+//! Every message writes the page holding the top of the stack, and every call reads the
+//! canister's state; under the IC's current meter each 64 KiB page a message touches costs
+//! 80,000 instructions, and 80,000 more if written (docs/metering.md §6). A state in a page of
+//! its own makes that two pages a call; in the stack's top page, one (docs/floor.md, "What
+//! every message touches").
+//!
+//! Rust's Wasm targets link with `--stack-first`: the stack occupies the start of linear
+//! memory and grows down from `__stack_high`, and the module's data starts at
+//! `__global_base`. Linked with `-z stack-size=S` and `--global-base=B`, `B > S`, the bytes
+//! `[S, B)` belong to nothing: no data segment covers them, the stack stays below `S`, and the
+//! heap begins past the data. A canister that wants its state there links with an `S` a few KiB
+//! past a 64 KiB boundary (the room its calls' frames need) and `B` at the next boundary, so the
+//! state and the frames of a call share one page; `canisters/page-tree/build.rs` does, and
+//! `export_user_table_api!(Engine, state_beside_stack)` keeps the state there through
+//! [`beside_stack`]. A call deeper than the room touches the page below as well, as any deeper
+//! call did before: it costs a page, never corrupts the state, which is above the stack and
+//! out of its way.
+
+use std::mem::{align_of, size_of, MaybeUninit};
+
+/// The room a canister that keeps its state here leaves its stack in the stack's top 64 KiB
+/// page, in bytes: 4 KiB, as deep as the page tree's one-row calls go (docs/floor.md, "The
+/// state in the stack's page"). Its `build.rs` links the stack's top this far past a 64 KiB
+/// boundary.
+pub const STACK_ROOM: usize = 4 * 1024;
+
+/// The room for the state: the rest of that page, up to the module's data.
+pub const STATE_ROOM: usize = 64 * 1024 - STACK_ROOM;
+
+/// The bytes [`beside_stack`] takes for a `T`: what must fit [`STATE_ROOM`]
+/// (`export_user_table_api!` checks it when the canister compiles).
+pub const fn slot_bytes<T>() -> usize {
+    size_of::<Beside<T>>()
+}
+
+/// The state and whether it was made: linear memory starts as zeros, so `made` is 0 until
+/// [`beside_stack`] first writes the value.
+#[repr(C)]
+struct Beside<T> {
+    made: u32,
+    value: MaybeUninit<T>,
+}
+
+// Defined by wasm-ld for every module it links (the stack's top, where the data begins).
+extern "C" {
+    static __stack_high: u8;
+    static __global_base: u8;
+}
+
+/// The value above the stack, made by `make` at the first call; traps with a message naming
+/// the link arguments if the module was not linked with room for it there (then the install
+/// or upgrade that asked for it fails, and nothing changes).
+///
+/// # Safety
+/// Every call in one module must be with the same `T`: the slot is one place, and a second
+/// type would read the first one's bytes. [`export_user_table_api!`](crate::export_user_table_api)
+/// is its one caller in a canister.
+pub unsafe fn beside_stack<T>(make: impl FnOnce() -> T) -> &'static T {
+    let start = std::ptr::addr_of!(__stack_high) as usize;
+    let end = std::ptr::addr_of!(__global_base) as usize;
+    let at = start.next_multiple_of(align_of::<Beside<T>>());
+    if at.saturating_add(size_of::<Beside<T>>()) > end {
+        ic_cdk::trap(
+            "the canister keeps its state above the stack, but was not linked with room for it \
+             there (-z stack-size and --global-base: userstore::service::state_slot)",
+        );
+    }
+    // SAFETY: `[at, at + size_of::<Beside<T>>())` lies in `[__stack_high, __global_base)`,
+    // which no data segment, no stack frame and no heap allocation uses (the module's
+    // documentation), and is valid linear memory (below the data). It is zero until written
+    // here, so `made` says whether `value` holds a `T`; a Wasm canister runs one message at a
+    // time, and the value is only ever shared (`&T`), never dropped, like a static's.
+    unsafe {
+        let slot = std::ptr::with_exposed_provenance_mut::<Beside<T>>(at);
+        if (*slot).made == 0 {
+            (*slot).value.write(make());
+            (*slot).made = 1;
+        }
+        (*slot).value.assume_init_ref()
+    }
+}
