@@ -8,8 +8,8 @@
 //!   native tests;
 //! - [`args`]: Candid arguments read directly when they come in `candid`'s own encoding;
 //! - [`reply`]: Candid replies with their type table built once per type;
-//! - `state_slot` (feature `canister`, on Wasm): the canister's state above the stack, in the
-//!   stack's own page;
+//! - [`state_slot`] (feature `canister`): the canister's state above the stack, in the stack's
+//!   own page;
 //! - [`export_user_table_api!`](crate::export_user_table_api): the one-line `#[update]` and
 //!   `#[query]` wrappers a canister crate needs, so that the services of all store canisters
 //!   are identical by construction.
@@ -20,7 +20,7 @@ pub mod env;
 pub mod lifecycle;
 mod macros;
 pub mod reply;
-#[cfg(all(feature = "canister", target_family = "wasm"))]
+#[cfg(feature = "canister")]
 pub mod state_slot;
 
 use crate::access::Writers;

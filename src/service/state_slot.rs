@@ -18,7 +18,7 @@
 //! call did before: it costs a page, never corrupts the state, which is above the stack and
 //! out of its way.
 
-use std::mem::{align_of, size_of, MaybeUninit};
+use std::mem::{size_of, MaybeUninit};
 
 /// The room a canister that keeps its state here leaves its stack in the stack's top 64 KiB
 /// page, in bytes: 4 KiB, as deep as the page tree's one-row calls go (docs/floor.md, "The
@@ -38,12 +38,21 @@ pub const fn slot_bytes<T>() -> usize {
 /// The state and whether it was made: linear memory starts as zeros, so `made` is 0 until
 /// [`beside_stack`] first writes the value.
 #[repr(C)]
+#[cfg_attr(not(target_family = "wasm"), allow(dead_code))] // natively only its size is asked
 struct Beside<T> {
     made: u32,
     value: MaybeUninit<T>,
 }
 
+/// Where a `size`-byte value aligned to `align` starts in the gap `[start, end)`, if it fits.
+#[cfg_attr(not(target_family = "wasm"), allow(dead_code))] // natively only its tests call it
+fn place(start: usize, end: usize, size: usize, align: usize) -> Option<usize> {
+    let at = start.checked_next_multiple_of(align)?;
+    (at.checked_add(size)? <= end).then_some(at)
+}
+
 // Defined by wasm-ld for every module it links (the stack's top, where the data begins).
+#[cfg(target_family = "wasm")]
 extern "C" {
     static __stack_high: u8;
     static __global_base: u8;
@@ -57,16 +66,21 @@ extern "C" {
 /// Every call in one module must be with the same `T`: the slot is one place, and a second
 /// type would read the first one's bytes. [`export_user_table_api!`](crate::export_user_table_api)
 /// is its one caller in a canister.
+#[cfg(target_family = "wasm")]
 pub unsafe fn beside_stack<T>(make: impl FnOnce() -> T) -> &'static T {
     let start = std::ptr::addr_of!(__stack_high) as usize;
     let end = std::ptr::addr_of!(__global_base) as usize;
-    let at = start.next_multiple_of(align_of::<Beside<T>>());
-    if at.saturating_add(size_of::<Beside<T>>()) > end {
+    let Some(at) = place(
+        start,
+        end,
+        size_of::<Beside<T>>(),
+        std::mem::align_of::<Beside<T>>(),
+    ) else {
         ic_cdk::trap(
             "the canister keeps its state above the stack, but was not linked with room for it \
              there (-z stack-size and --global-base: userstore::service::state_slot)",
         );
-    }
+    };
     // SAFETY: `[at, at + size_of::<Beside<T>>())` lies in `[__stack_high, __global_base)`,
     // which no data segment, no stack frame and no heap allocation uses (the module's
     // documentation), and is valid linear memory (below the data). It is zero until written
@@ -79,5 +93,36 @@ pub unsafe fn beside_stack<T>(make: impl FnOnce() -> T) -> &'static T {
             (*slot).made = 1;
         }
         (*slot).value.assume_init_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_tree_canisters_link_holds_its_slot_in_the_stacks_page() {
+        // canisters/page-tree/build.rs: the stack's top 4 KiB past 0xF0000, the data at
+        // 0x100000.
+        let (start, end) = (0xF_0000 + STACK_ROOM, 0x10_0000);
+        assert_eq!(end - start, STATE_ROOM);
+        let at = place(start, end, STATE_ROOM, 8);
+        assert_eq!(
+            at,
+            Some(start),
+            "a state of the whole room starts at the stack's top"
+        );
+        assert_eq!((start - 1) / 65_536, (end - 1) / 65_536, "one 64 KiB page");
+    }
+
+    #[test]
+    fn a_gap_too_small_or_absent_holds_nothing() {
+        // A module linked as Rust links by default: the data right above the stack.
+        assert_eq!(place(0x10_0000, 0x10_0000, 8, 8), None);
+        assert_eq!(place(0xF_1000, 0x10_0000, STATE_ROOM + 1, 8), None);
+        // Alignment can push the value past the gap's end.
+        assert_eq!(place(0xF_1004, 0xF_1010, 12, 8), None);
+        assert_eq!(place(0xF_1004, 0xF_1018, 12, 8), Some(0xF_1008));
+        assert_eq!(place(usize::MAX - 3, usize::MAX, 2, 8), None, "no overflow");
     }
 }
