@@ -277,9 +277,11 @@ fn an_upgrade_keeps_the_table_and_the_settings_it_is_not_given() {
     ));
 }
 
-/// The page tree canister's state fits one Wasm page: its index of leaves (most of it) is
-/// read by every call, and a state across two pages would be charged two (docs/metering.md
-/// §6; `page_tree::group::INLINE_ENTRIES` is sized to this).
+/// The page tree's state fits one Wasm page in the default form of the canister macro, even
+/// natively (wider pointers): its index of leaves (most of it) is read by every call, and a
+/// state across two pages would be charged two (docs/metering.md §6). Its canister keeps it in
+/// the 60 KiB above the stack instead, which `page_tree::group::INLINE_ENTRIES` is sized to
+/// on wasm32 and `export_user_table_api!(.., state_beside_stack)` asserts when it compiles.
 #[test]
 fn the_page_tree_canisters_state_fits_one_page() {
     use crate::engine::EngineMemory;
