@@ -42,22 +42,21 @@ macro_rules! export_user_table_api {
         $crate::__userstore_service!($engine);
     };
     ($engine:ty, state_beside_stack) => {
+        /// What the canister keeps above the stack.
+        type __UserstoreSlot =
+            ::std::cell::RefCell<Option<::userstore::service::StoreState<$engine>>>;
+
         #[cfg(target_family = "wasm")]
         const _: () = ::std::assert!(
-            ::userstore::service::state_slot::slot_bytes::<
-                ::std::cell::RefCell<Option<::userstore::service::StoreState<$engine>>>,
-            >() <= ::userstore::service::state_slot::STATE_ROOM,
+            ::userstore::service::state_slot::slot_bytes::<__UserstoreSlot>()
+                <= ::userstore::service::state_slot::STATE_ROOM,
             "the canister's state does not fit the room above the stack \
              (userstore::service::state_slot::STATE_ROOM)"
         );
 
         /// Lends the canister's state slot to `f`: above the stack, in the stack's top page
         /// (`userstore::service::state_slot`; the canister links with room for it).
-        fn __userstore_slot<R>(
-            f: impl FnOnce(
-                &::std::cell::RefCell<Option<::userstore::service::StoreState<$engine>>>,
-            ) -> R,
-        ) -> R {
+        fn __userstore_slot<R>(f: impl FnOnce(&__UserstoreSlot) -> R) -> R {
             #[cfg(target_family = "wasm")]
             {
                 // SAFETY: this is the module's only slot above the stack, always of this type.
@@ -72,9 +71,8 @@ macro_rules! export_user_table_api {
             #[cfg(not(target_family = "wasm"))]
             {
                 ::std::thread_local! {
-                    static __USERSTORE_STATE: ::std::cell::RefCell<
-                        Option<::userstore::service::StoreState<$engine>>,
-                    > = const { ::std::cell::RefCell::new(None) };
+                    static __USERSTORE_STATE: __UserstoreSlot =
+                        const { ::std::cell::RefCell::new(None) };
                 }
                 __USERSTORE_STATE.with(f)
             }
