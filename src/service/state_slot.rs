@@ -10,9 +10,9 @@
 //! memory and grows down from `__stack_high`, and the module's data starts at
 //! `__global_base`. Linked with `-z stack-size=S` and `--global-base=B`, `B > S`, the bytes
 //! `[S, B)` belong to nothing: no data segment covers them, the stack stays below `S`, and the
-//! heap begins past the data. A canister that wants its state there links with an `S` a few KiB
-//! past a 64 KiB boundary (the room its calls' frames need) and `B` at the next boundary, so the
-//! state and the frames of a call share one page; `canisters/page-tree/build.rs` does, and
+//! heap begins past the data. A canister that wants its state there links with an `S` a few
+//! KiB past a 64 KiB boundary (the room its calls' frames need) and `B` at the next boundary,
+//! so the state and the frames of a call share one page; `canisters/page-tree/build.rs` does, and
 //! `export_user_table_api!(Engine, state_beside_stack)` keeps the state there through
 //! [`beside_stack`]. A call deeper than the room touches the page below as well, as any deeper
 //! call did before: it costs a page, never corrupts the state, which is above the stack and
@@ -64,8 +64,8 @@ extern "C" {
 ///
 /// # Safety
 /// Every call in one module must be with the same `T`: the slot is one place, and a second
-/// type would read the first one's bytes. [`export_user_table_api!`](crate::export_user_table_api)
-/// is its one caller in a canister.
+/// type would read the first one's bytes.
+/// [`export_user_table_api!`](crate::export_user_table_api) is its one caller in a canister.
 #[cfg(target_family = "wasm")]
 pub unsafe fn beside_stack<T>(make: impl FnOnce() -> T) -> &'static T {
     let start = std::ptr::addr_of!(__stack_high) as usize;
