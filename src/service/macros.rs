@@ -49,9 +49,13 @@ macro_rules! export_user_table_api {
         #[cfg(target_family = "wasm")]
         const _: () = ::std::assert!(
             ::userstore::service::state_slot::slot_bytes::<__UserstoreSlot>()
-                <= ::userstore::service::state_slot::STATE_ROOM,
-            "the canister's state does not fit the room above the stack \
-             (userstore::service::state_slot::STATE_ROOM)"
+                <= ::userstore::service::state_slot::room(::std::env!(
+                    "USERSTORE_STATE_ROOM",
+                    "a canister that keeps its state above the stack links room for it in its \
+                     build.rs, which sets USERSTORE_STATE_ROOM (userstore::service::state_slot)"
+                )),
+            "the canister's state does not fit the room its build.rs links above the stack \
+             (USERSTORE_STATE_ROOM: userstore::service::state_slot)"
         );
 
         /// Lends the canister's state slot to `f`: above the stack, in the stack's top page

@@ -17,22 +17,50 @@
 //! [`beside_stack`]. A call deeper than the room touches the page below as well, as any deeper
 //! call did before: it costs a page, never corrupts the state, which is above the stack and
 //! out of its way.
+//!
+//! How the page is shared is the canister's choice, made in its `build.rs`: the room its
+//! calls' frames need against the room its state needs (the page tree's state is its index,
+//! 60 KiB, and its one-row calls fit 4 KiB of stack; the other engines' states are small and
+//! their calls deeper: docs/floor.md, "The state in the stack's page"). The `build.rs` also
+//! sets `USERSTORE_STATE_ROOM`, the bytes it left the state, so that the macro checks when the
+//! canister compiles that the state fits the room linked ([`room`]); the install checks the
+//! gap the linker made.
 
 use std::mem::{size_of, MaybeUninit};
 
-/// The room a canister that keeps its state here leaves its stack in the stack's top 64 KiB
-/// page, in bytes: 4 KiB, as deep as the page tree's one-row calls go (docs/floor.md, "The
-/// state in the stack's page"). Its `build.rs` links the stack's top this far past a 64 KiB
-/// boundary.
-pub const STACK_ROOM: usize = 4 * 1024;
-
-/// The room for the state: the rest of that page, up to the module's data.
-pub const STATE_ROOM: usize = 64 * 1024 - STACK_ROOM;
-
-/// The bytes [`beside_stack`] takes for a `T`: what must fit [`STATE_ROOM`]
-/// (`export_user_table_api!` checks it when the canister compiles).
+/// The bytes [`beside_stack`] takes for a `T`: what must fit the room the canister's
+/// `build.rs` links (`export_user_table_api!` checks it when the canister compiles).
 pub const fn slot_bytes<T>() -> usize {
     size_of::<Beside<T>>()
+}
+
+/// The state's room in bytes, from the decimal digits a canister's `build.rs` sets in
+/// `USERSTORE_STATE_ROOM`; evaluated when the canister compiles, where anything else than
+/// digits stops the build.
+pub const fn room(decimal: &str) -> usize {
+    let digits = decimal.as_bytes();
+    assert!(
+        !digits.is_empty(),
+        "USERSTORE_STATE_ROOM is empty: the bytes build.rs leaves the state"
+    );
+    let mut bytes: usize = 0;
+    let mut i = 0;
+    while i < digits.len() {
+        let digit = digits[i];
+        assert!(
+            digit.is_ascii_digit(),
+            "USERSTORE_STATE_ROOM is not a decimal number of bytes"
+        );
+        let Some(shifted) = bytes.checked_mul(10) else {
+            panic!("USERSTORE_STATE_ROOM is too large");
+        };
+        let Some(sum) = shifted.checked_add((digit - b'0') as usize) else {
+            panic!("USERSTORE_STATE_ROOM is too large");
+        };
+        bytes = sum;
+        i += 1;
+    }
+    bytes
 }
 
 /// The state and whether it was made: linear memory starts as zeros, so `made` is 0 until
@@ -100,13 +128,16 @@ pub unsafe fn beside_stack<T>(make: impl FnOnce() -> T) -> &'static T {
 mod tests {
     use super::*;
 
+    /// The page tree's state: its index, sized to the room its canister links.
+    const PAGE_TREE_STATE_ROOM: usize = 60 * 1024;
+
     #[test]
     fn the_page_tree_canisters_link_holds_its_slot_in_the_stacks_page() {
         // canisters/page-tree/build.rs: the stack's top 4 KiB past 0xF0000, the data at
         // 0x100000.
-        let (start, end) = (0xF_0000 + STACK_ROOM, 0x10_0000);
-        assert_eq!(end - start, STATE_ROOM);
-        let at = place(start, end, STATE_ROOM, 8);
+        let (start, end) = (0xF_0000 + 4 * 1024, 0x10_0000);
+        assert_eq!(end - start, PAGE_TREE_STATE_ROOM);
+        let at = place(start, end, PAGE_TREE_STATE_ROOM, 8);
         assert_eq!(
             at,
             Some(start),
@@ -119,10 +150,38 @@ mod tests {
     fn a_gap_too_small_or_absent_holds_nothing() {
         // A module linked as Rust links by default: the data right above the stack.
         assert_eq!(place(0x10_0000, 0x10_0000, 8, 8), None);
-        assert_eq!(place(0xF_1000, 0x10_0000, STATE_ROOM + 1, 8), None);
+        assert_eq!(
+            place(0xF_1000, 0x10_0000, PAGE_TREE_STATE_ROOM + 1, 8),
+            None
+        );
         // Alignment can push the value past the gap's end.
         assert_eq!(place(0xF_1004, 0xF_1010, 12, 8), None);
         assert_eq!(place(0xF_1004, 0xF_1018, 12, 8), Some(0xF_1008));
         assert_eq!(place(usize::MAX - 3, usize::MAX, 2, 8), None, "no overflow");
+    }
+
+    #[test]
+    fn the_room_a_build_script_sets_reads_as_its_bytes() {
+        assert_eq!(room("61440"), PAGE_TREE_STATE_ROOM);
+        assert_eq!(room("4096"), 4 * 1024);
+        assert_eq!(room("0"), 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "not a decimal number")]
+    fn a_room_that_is_not_digits_stops_the_build() {
+        room("60 KiB");
+    }
+
+    #[test]
+    #[should_panic(expected = "empty")]
+    fn an_empty_room_stops_the_build() {
+        room("");
+    }
+
+    #[test]
+    #[should_panic(expected = "too large")]
+    fn a_room_past_usize_stops_the_build() {
+        room("99999999999999999999999");
     }
 }
