@@ -206,10 +206,14 @@ def section(path, chart_dir, chart_link, svg_chart):
     made = charts(data, chart_dir, svg_chart)
     label = labels()
     measured = []
-    for config in configurations(data):
-        sizes = sizes_of(data, PROFILE_CURRENT, "aged", config)
-        if sizes:
-            measured.append(f"{label[config]} {sizes[0]:,} to {sizes[-1]:,}")
+    for state in ("aged", "ascending"):
+        ranges = []
+        for config in configurations(data):
+            sizes = sizes_of(data, PROFILE_CURRENT, state, config)
+            if sizes:
+                ranges.append(f"{label[config]} {sizes[0]:,} to {sizes[-1]:,}")
+        if ranges:
+            measured.append(f"{state}: " + ", ".join(ranges))
     lines = [
         "## How cost grows with the table: the size sweep",
         "",
@@ -218,7 +222,7 @@ def section(path, chart_dir, chart_link, svg_chart):
         "ic-sqlite-vfs peer, on tables of exactly the size given (ids 0, 10, ..., unique "
         "100-byte names in an order unrelated to the ids), aged (filled in a random order) and ascending, each workload on a fresh copy "
         "of the filled table: 200 messages of each one-row call, 50 of each read of many "
-        "rows, 3 of each 1,000-row batch after 1 unmeasured. Rows measured (aged): "
+        "rows, 3 of each 1,000-row batch after 1 unmeasured. Rows measured, "
         + "; ".join(measured) + ". The sizes an engine lacks were not measured: "
         "[docs/scale.md](scale.md) says why, and where each engine stops.",
         "",
@@ -235,6 +239,9 @@ def section(path, chart_dir, chart_link, svg_chart):
             lines += [growth, ""]
         lines += ["Ascending table, current meter, mean (p99):", ""]
         lines += workload_table(data, PROFILE_CURRENT, "ascending", workload, True)
+        growth = growth_line(data, PROFILE_CURRENT, "ascending", workload)
+        if growth:
+            lines += [growth, ""]
         lines += ["Aged table, canbench's meter (`pocketic-13`), mean:", ""]
         lines += workload_table(data, PROFILE_OLD, "aged", workload, False)
     lines += tables_section(data)
