@@ -3,8 +3,8 @@
 //! `state_beside_stack`).
 //!
 //! The stack, first in linear memory, ends at `STACK_TOP`, 4 KiB past the 64 KiB boundary
-//! `0xF0000`: the room the page tree's one-row calls' frames need (docs/floor.md, "The state in
-//! the stack's page", measured there); the module's data starts at the next boundary,
+//! `0xF0000`: the room the page tree's reads, renames and deletes need (docs/floor.md, "The
+//! state in the stack's page", measured there); the module's data starts at the next boundary,
 //! `DATA_START`. The state, the page tree's index, lives in the 60 KiB between them, with the
 //! frames of a call in the same page. `USERSTORE_STATE_ROOM` tells the macro that room, which
 //! it checks the state against when the canister compiles; a canister linked otherwise traps

@@ -20,11 +20,11 @@
 //!
 //! How the page is shared is the canister's choice, made in its `build.rs`: the room its
 //! calls' frames need against the room its state needs (the page tree's state is its index,
-//! 60 KiB, and its one-row calls fit 4 KiB of stack; the other engines' states are small and
-//! their calls deeper: docs/floor.md, "The state in the stack's page"). The `build.rs` also
-//! sets `USERSTORE_STATE_ROOM`, the bytes it left the state, so that the macro checks when the
-//! canister compiles that the state fits the room linked ([`room`]); the install checks the
-//! gap the linker made.
+//! 60 KiB, and its reads, renames and deletes fit 4 KiB of stack; the other engines' states
+//! are small and their calls deeper: docs/floor.md, "The state in the stack's page"). The
+//! `build.rs` also sets `USERSTORE_STATE_ROOM`, the bytes it left the state, so that the macro
+//! checks when the canister compiles that the state fits the room linked ([`room`]); the
+//! install checks the gap the linker made.
 
 use std::mem::{size_of, MaybeUninit};
 
