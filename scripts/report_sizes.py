@@ -13,6 +13,8 @@ from report_calls import fmt, load
 
 PROFILE_CURRENT = "current"
 PROFILE_OLD = "pocketic-13"
+# The table states of the sweep, in the order the report shows them.
+STATES = ("aged", "ascending")
 
 # The sweep's workloads, in the order the tables show them.
 WORKLOADS = [
@@ -112,7 +114,7 @@ def tables_section(data):
              "`insert_users` messages that built the table, per row, under the current meter "
              "(100 messages of random-order rows for the aged tables below 1,000,000 rows, "
              "10,000 rows a message from there).", ""]
-    for state in ("aged", "ascending"):
+    for state in STATES:
         states = data.get("tables", {}).get(state, {})
         configs = [c for c in configurations(data) if c in states]
         if not configs:
@@ -146,7 +148,7 @@ def seed_batches_section(data):
              "query, cold, in the ascending table, under the old meter; beside them, ours under "
              "that meter on the ascending table, per message (per row × n).", ""]
     for profile, title in ((PROFILE_CURRENT, "current meter"), (PROFILE_OLD, "canbench's meter")):
-        for state in ("aged", "ascending"):
+        for state in STATES:
             configs = [c for c in configurations(data)
                        if c in batches.get(profile, {}).get(state, {})]
             if not configs:
@@ -206,7 +208,7 @@ def section(path, chart_dir, chart_link, svg_chart):
     made = charts(data, chart_dir, svg_chart)
     label = labels()
     measured = []
-    for state in ("aged", "ascending"):
+    for state in STATES:
         ranges = []
         for config in configurations(data):
             sizes = sizes_of(data, PROFILE_CURRENT, state, config)
@@ -232,16 +234,13 @@ def section(path, chart_dir, chart_link, svg_chart):
         "",
     ]
     for workload, title in WORKLOADS:
-        lines += [f"### {workload}: {title}", "", "Aged table, current meter, mean (p99):", ""]
-        lines += workload_table(data, PROFILE_CURRENT, "aged", workload, True)
-        growth = growth_line(data, PROFILE_CURRENT, "aged", workload)
-        if growth:
-            lines += [growth, ""]
-        lines += ["Ascending table, current meter, mean (p99):", ""]
-        lines += workload_table(data, PROFILE_CURRENT, "ascending", workload, True)
-        growth = growth_line(data, PROFILE_CURRENT, "ascending", workload)
-        if growth:
-            lines += [growth, ""]
+        lines += [f"### {workload}: {title}", ""]
+        for state in STATES:
+            lines += [f"{state.capitalize()} table, current meter, mean (p99):", ""]
+            lines += workload_table(data, PROFILE_CURRENT, state, workload, True)
+            growth = growth_line(data, PROFILE_CURRENT, state, workload)
+            if growth:
+                lines += [growth, ""]
         lines += ["Aged table, canbench's meter (`pocketic-13`), mean:", ""]
         lines += workload_table(data, PROFILE_OLD, "aged", workload, False)
     lines += tables_section(data)
