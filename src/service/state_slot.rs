@@ -12,7 +12,8 @@
 //! `[S, B)` belong to nothing: no data segment covers them, the stack stays below `S`, and the
 //! heap begins past the data. A canister that wants its state there links with an `S` a few
 //! KiB past a 64 KiB boundary (the room its calls' frames need) and `B` at the next boundary,
-//! so the state and the frames of a call share one page; `canisters/page-tree/build.rs` does, and
+//! so the state and the frames of a call share one page; the store canisters' `build.rs` do
+//! (through `canisters/canister-link`), and
 //! `export_user_table_api!(Engine, state_beside_stack)` keeps the state there through
 //! [`beside_stack`]. A call deeper than the room touches the page below as well, as any deeper
 //! call did before: it costs a page, never corrupts the state, which is above the stack and
@@ -133,8 +134,8 @@ mod tests {
 
     #[test]
     fn the_page_tree_canisters_link_holds_its_slot_in_the_stacks_page() {
-        // canisters/page-tree/build.rs: the stack's top 4 KiB past 0xF0000, the data at
-        // 0x100000.
+        // canisters/page-tree/build.rs (canister-link): the stack's top 4 KiB past 0xF0000,
+        // the data at 0x100000.
         let (start, end) = (0xF_0000 + 4 * 1024, 0x10_0000);
         assert_eq!(end - start, PAGE_TREE_STATE_ROOM);
         let at = place(start, end, PAGE_TREE_STATE_ROOM, 8);
