@@ -10,7 +10,7 @@
 
 use userstore::StableSqliteStore;
 
-userstore::export_user_table_api!(StableSqliteStore);
+userstore::export_user_table_api!(StableSqliteStore, state_beside_stack);
 
 ic_cdk::export_candid!();
 
