@@ -3,8 +3,9 @@
 //!
 //! The stack keeps 60 KiB of that page: SQLite's calls go deeper than the page tree's, and
 //! with 4 KiB its upgrade touches the page below as well (docs/floor.md, "The state in the
-//! stack's page", measured there). The state, a handle to the connection and its
-//! configuration, fits the other 4 KiB, which the macro checks when the canister compiles.
+//! stack's page", measured there). The state (the store's handles to its SQL table and
+//! its file, the writers and the limits) fits the other 4 KiB, which the macro checks when the
+//! canister compiles.
 
 /// The stack's bytes in its top page.
 const STACK_ROOM: u32 = 60 * 1024;
