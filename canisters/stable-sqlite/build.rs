@@ -10,9 +10,7 @@
 /// The stack's bytes in its top page.
 const STACK_ROOM: u32 = 60 * 1024;
 
-// The layout's code, compiled into this script rather than depended on: a build-dependency
-// would enter the hash cargo gives this crate's symbols, which moves the Wasm's functions (and
-// the instructions its upgrade takes), where the link arguments alone leave it byte-identical.
+// The layout's code, compiled in rather than depended on (`canisters/canister-link` says why).
 #[path = "../canister-link/src/lib.rs"]
 mod canister_link;
 

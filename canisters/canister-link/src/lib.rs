@@ -11,7 +11,9 @@
 //! otherwise traps at install, saying so).
 //!
 //! The build scripts compile this file as a module of their own (`#[path]`), not as a
-//! dependency (`canisters/page-tree/build.rs` says why); this crate holds it for its tests.
+//! build-dependency: a dependency enters the hash cargo gives the canister crate's symbols,
+//! which reorders the Wasm's functions and moves the instructions of its upgrade, where the
+//! link arguments alone leave the Wasm byte-identical. This crate holds the file for its tests.
 
 /// The Wasm page size, 64 KiB: the unit the IC meters memory in (`docs/metering.md` §6).
 pub const PAGE_BYTES: u32 = 64 * 1024;
