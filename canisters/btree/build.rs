@@ -1,0 +1,20 @@
+//! Links the canister with room for its state above the stack, in the stack's top 64 KiB page
+//! (`canisters/canister-link` says how; `src/lib.rs` asks for it with `state_beside_stack`).
+//!
+//! The stack keeps 60 KiB of that page: with 4 KiB the B-tree's rename and its upgrade go
+//! deeper and touch the page below as well (docs/floor.md, "The state in the stack's page",
+//! measured there). The state (the map's handle on its stable-memory region, the writers and
+//! the limits) fits the other 4 KiB, which the macro checks when the canister compiles.
+
+/// The stack's bytes in its top page.
+const STACK_ROOM: u32 = 60 * 1024;
+
+// The layout's code, compiled in rather than depended on (`canisters/canister-link` says why).
+#[path = "../canister-link/src/lib.rs"]
+mod canister_link;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=../canister-link/src/lib.rs");
+    canister_link::link_state_beside_stack(STACK_ROOM);
+}
