@@ -50,30 +50,29 @@ EOF
 cargo build --locked --manifest-path "$ROOT/Cargo.toml" -p bench-calls
 
 btree="$work/src/userstore/src/btree.rs"
-# The one place the B-tree opens its map; each size's build adds the cache there.
+# The one place the B-tree opens its map; each size's build adds the cache there, to a copy
+# of the file as the project has it.
 open_map='StableBTreeMap::init(memory)'
 [ "$(grep -cF "$open_map" "$btree")" = 1 ] || {
   echo "src/btree.rs no longer opens its map with exactly one $open_map" >&2
   exit 1
 }
+cp "$btree" "$btree.orig"
 results=()
 for n in "${slots[@]}"; do
   log "B-tree canister with a node cache of $n slots"
-  sed "s/StableBTreeMap::init(memory)/&.with_node_cache($n)/" "$btree" >"$btree.new"
-  mv "$btree.new" "$btree"
+  sed "s/$open_map/&.with_node_cache($n)/" "$btree.orig" >"$btree"
   RUSTFLAGS="$(wasm_rustflags)" cargo build --manifest-path "$work/src/userstore/Cargo.toml" \
     --target-dir "$work/target" --release --target wasm32-unknown-unknown -p btree-canister
   mkdir -p "$work/slots-$n"
   cp "$work/target/wasm32-unknown-unknown/release/btree_canister.wasm" "$work/slots-$n/btree.wasm"
   python3 "$ROOT/scripts/wasm_imports.py" --only ic0 "$work/slots-$n/btree.wasm"
-  # Put the original line back for the next size.
-  sed "s/\.with_node_cache($n)//" "$btree" >"$btree.new"
-  mv "$btree.new" "$btree"
   log "measuring it (bench-calls --only btree)"
   "$ROOT/target/debug/bench-calls" --only btree "$work/slots-$n" "$work/slots-$n.yml" \
     "$work/slots-$n/flamegraphs"
   results+=("$n=$work/slots-$n.yml")
 done
+mv "$btree.orig" "$btree"
 
 log "docs/node-cache.md"
 python3 "$ROOT/scripts/report_node_cache.py" "$ROOT/per_call_results.yml" "$PIN" \
