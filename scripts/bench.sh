@@ -6,8 +6,9 @@
 # ic-sqlite-vfs peer's, canisters/ic-sqlite-vfs/canbench.yml), makes (or reuses) their
 # stable-memory images with the preloaded tables, runs both canbench suites (on icrun here; on
 # PocketIC with real canbench when POCKET_IC_BIN is set), writes per_call_results.yml, both
-# canbench_results.yml files, docs/RESULTS.md with its charts and flame graphs, README.md's figures,
-# and prints the headline tables. Sets itself up on a fresh machine.
+# canbench_results.yml files, upgrade_results.yml (the trace and page map of every engine's
+# upgrade, bench-calls --upgrade-trace), docs/RESULTS.md with its charts and flame graphs,
+# README.md's figures, and prints the headline tables. Sets itself up on a fresh machine.
 #
 # Usage: scripts/bench.sh            run everything and persist the results (with
 #                                    STABLE_STRUCTURES_GIT=<clone of dfinity/stable-structures>
@@ -43,8 +44,9 @@
 #                                    suites whole, and fail if any figure differs from the committed
 #                                    files (canbench's beyond its noise threshold, the rest
 #                                    exactly), and if docs/RESULTS.md is not what they give;
-#                                    the size sweep's two smallest sizes (compared exactly),
-#                                    and a small run of the edge benchmark (three of its
+#                                    the size sweep's two smallest sizes and the upgrade
+#                                    trace of the 10,000-row tables (compared exactly, the
+#                                    trace's flame graphs too), and a small run of the edge benchmark (three of its
 #                                    configurations, 20,000 rows; its
 #                                    wall-clock figures are not compared, they only must come)
 set -euo pipefail
@@ -61,6 +63,10 @@ edge_args=(--out "$ROOT/edge_results.yml")
 # The largest table of the size sweep: the full run measures the sizes up to it again (the
 # results file keeps the larger ones measured by `--sizes ROWS`).
 sizes_up_to=100000
+# The tables whose upgrade is traced (bench-calls --upgrade-trace): the smallest of the sweep,
+# which CI traces again, and the per-call suite's 1,000,000 rows.
+upgrade_trace_small=10000
+upgrade_trace_sizes="$upgrade_trace_small,1000000"
 case "${1:-}" in
   "") ;;
   --check) mode=check ;;
@@ -188,7 +194,9 @@ if [ "$mode" = check ]; then
   rm -rf "$flamegraphs"
   log "measuring CI's subset of the per-call suite again and comparing it with per_call_results.yml (bench-calls --check)"
   "$ROOT/target/debug/bench-calls" --check "$ROOT/target/canisters" per_call_results.yml "$flamegraphs"
-  log "comparing the subset's flame graphs with the committed ones"
+  log "tracing every engine's upgrade of its 10,000-row aged table again and comparing it with upgrade_results.yml"
+  "$ROOT/target/debug/bench-calls" --upgrade-trace --check "$upgrade_trace_small" "$ROOT/target/canisters" upgrade_results.yml "$flamegraphs"
+  log "comparing the subset's and the upgrades' flame graphs with the committed ones"
   for svg in "$flamegraphs"/*.svg; do
     cmp "$svg" "docs/flamegraphs/$(basename "$svg")"
   done
@@ -199,6 +207,8 @@ elif [ "$mode" = persist ]; then
   rm -rf "$flamegraphs"
   log "measuring one call at a time: the store canisters on 1,000,000-row tables (bench-calls)"
   "$ROOT/target/debug/bench-calls" "$ROOT/target/canisters" "$ROOT/per_call_results.yml" "$flamegraphs"
+  log "tracing every engine's upgrade of its aged tables of $upgrade_trace_sizes rows (bench-calls --upgrade-trace)"
+  "$ROOT/target/debug/bench-calls" --upgrade-trace "$upgrade_trace_sizes" "$ROOT/target/canisters" "$ROOT/upgrade_results.yml" "$flamegraphs"
 fi
 if [ "$mode" = persist ] || [ "$mode" = sizes ]; then
   log "the size sweep up to $sizes_up_to rows (bench-calls --sizes), merged into size_results.yml"

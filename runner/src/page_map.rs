@@ -52,6 +52,10 @@ pub struct PageTouch {
     pub memory: MemoryKind,
     /// Its index in that memory, in 64 KiB pages.
     pub page: u64,
+    /// The instance whose heap it is in: 0 for the message's, 1 for the fresh instance an
+    /// upgrade's `post_upgrade` runs on (its heap pages are new pages, even at the same
+    /// indices). Always 0 for stable memory, which the instances share.
+    pub instance: u32,
     /// The (demangled) name of the function that touched it first in the message: the
     /// innermost function running for a heap page (an ic0 function such as
     /// `ic0::msg_arg_data_copy` when the system call itself read or wrote the bytes), the
@@ -77,6 +81,7 @@ impl PageTouch {
 struct Touch {
     memory: MemoryKind,
     page: u64,
+    instance: u32,
     accessed_by: Option<u32>,
     written_by: Option<Option<u32>>,
     instructions: u64,
@@ -88,6 +93,8 @@ pub(crate) struct PageLog {
     touches: Vec<Touch>,
     /// The entry in `touches` of each page of the current heap and of stable memory.
     entries: HashMap<(MemoryKind, u64), usize>,
+    /// The instance whose heap is the current one ([`PageTouch::instance`]).
+    heap_instance: u32,
 }
 
 impl PageLog {
@@ -96,9 +103,14 @@ impl PageLog {
         let next = self.touches.len();
         let index = *self.entries.entry((memory, page)).or_insert(next);
         if index == next {
+            let instance = match memory {
+                MemoryKind::Heap => self.heap_instance,
+                MemoryKind::Stable => 0,
+            };
             self.touches.push(Touch {
                 memory,
                 page,
+                instance,
                 accessed_by: by,
                 written_by: None,
                 instructions: 0,
@@ -127,10 +139,11 @@ impl PageLog {
     pub fn new_heap(&mut self) {
         self.entries
             .retain(|(memory, _), _| *memory != MemoryKind::Heap);
+        self.heap_instance += 1;
     }
 
-    /// The touches with their functions named, ordered by memory, then page (an upgrade's
-    /// two heaps in the order they ran).
+    /// The touches with their functions named, ordered by memory, then instance (an
+    /// upgrade's two heaps in the order they ran), then page.
     pub fn finish(self, names: &FunctionNames) -> Vec<PageTouch> {
         let name = |by: Option<u32>| match by {
             Some(index) => names.name(index),
@@ -142,12 +155,13 @@ impl PageLog {
             .map(|touch| PageTouch {
                 memory: touch.memory,
                 page: touch.page,
+                instance: touch.instance,
                 accessed_by: name(touch.accessed_by),
                 written_by: touch.written_by.map(name),
                 instructions: touch.instructions,
             })
             .collect();
-        touches.sort_by_key(|touch| (touch.memory, touch.page));
+        touches.sort_by_key(|touch| (touch.memory, touch.instance, touch.page));
         touches
     }
 }
@@ -193,6 +207,7 @@ mod tests {
     fn a_new_heap_starts_new_heap_pages_and_keeps_stable_ones() {
         let mut log = PageLog::default();
         log.accessed(MemoryKind::Heap, 0, Some(1), 80);
+        log.accessed(MemoryKind::Heap, 4, Some(1), 80);
         log.accessed(MemoryKind::Stable, 0, Some(1), 80);
         log.new_heap();
         log.accessed(MemoryKind::Heap, 0, Some(2), 80);
@@ -203,17 +218,27 @@ mod tests {
         let heap: Vec<_> = touches
             .iter()
             .filter(|t| t.memory == MemoryKind::Heap)
-            .map(|t| (t.page, t.accessed_by.as_str(), t.written_by.as_deref()))
+            .map(|t| {
+                (
+                    t.instance,
+                    t.page,
+                    t.accessed_by.as_str(),
+                    t.written_by.as_deref(),
+                )
+            })
             .collect();
+        // The first heap's pages, then the new one's, each in page order.
         assert_eq!(
             heap,
             vec![
-                (0, "func_1", None),
-                (0, "func_2", None),
-                (3, "func_5", Some("func_5")),
+                (0, 0, "func_1", None),
+                (0, 4, "func_1", None),
+                (1, 0, "func_2", None),
+                (1, 3, "func_5", Some("func_5")),
             ]
         );
-        let stable = &touches[3];
+        let stable = &touches[4];
+        assert_eq!(stable.instance, 0, "stable memory is the instances' own");
         assert_eq!(
             (stable.accessed_by.as_str(), stable.written_by.as_deref()),
             ("func_1", Some("func_2"))

@@ -24,7 +24,10 @@
 //!   [--state aged|ascending] <canister-dir> <size_results.yml>`: the size sweep
 //!   ([`sizes`]), merged into the file
 //!   (or, with `--check`, compared with it); `bench-calls --sizes --merge PART.yml ...
-//!   <size_results.yml>` merges the files of sweeps run side by side into it.
+//!   <size_results.yml>` merges the files of sweeps run side by side into it;
+//! - `bench-calls --upgrade-trace [--check] [--only KEY,...] ROWS[,ROWS...] <canister-dir>
+//!   <upgrade_results.yml> <flamegraph-dir>`: the trace and page map of every engine's
+//!   upgrade on the aged table of each size ([`upgrade_trace`]).
 
 mod btree_layouts;
 mod check;
@@ -45,6 +48,7 @@ mod storage;
 mod tables;
 #[cfg(test)]
 mod test_canister;
+mod upgrade_trace;
 mod workloads;
 
 use std::path::Path;
@@ -54,6 +58,9 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--sizes") {
         return finish(size_sweep(&args[1..]));
+    }
+    if args.first().map(String::as_str) == Some("--upgrade-trace") {
+        return finish(upgrade_traces(&args[1..]));
     }
     let outcome = match args.as_slice() {
         [flag, rows, canisters, fixtures, results] if flag == "--index-build" => rows
@@ -103,7 +110,9 @@ fn main() -> ExitCode {
                  bench-calls --index-build ROWS <canister-dir> <fixture-dir> <results.yml>\n       \
                  bench-calls --sizes [--check] [--from ROWS] [--up-to ROWS] [--only KEY,...] \
                  <canister-dir> <size_results.yml>\n       \
-                 bench-calls --sizes --merge PART.yml [--merge PART.yml ...] <size_results.yml>"
+                 bench-calls --sizes --merge PART.yml [--merge PART.yml ...] <size_results.yml>\n       \
+                 bench-calls --upgrade-trace [--check] [--only KEY,...] ROWS[,ROWS...] \
+                 <canister-dir> <upgrade_results.yml> <flamegraph-dir>"
             );
             return ExitCode::from(2);
         }
@@ -174,6 +183,46 @@ fn size_sweep(args: &[String]) -> Result<(), String> {
         return Err("--sizes needs <canister-dir> <size_results.yml>".into());
     };
     sizes::run(Path::new(canisters), Path::new(results), &sweep, check)
+}
+
+/// `--upgrade-trace`'s arguments parsed, and the upgrades traced.
+fn upgrade_traces(args: &[String]) -> Result<(), String> {
+    let mut check = false;
+    let mut only = Vec::new();
+    let mut paths = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--check" => check = true,
+            "--only" => {
+                let keys = args.next().ok_or("--only needs configuration keys")?;
+                only = keys.split(',').map(str::to_string).collect();
+            }
+            flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
+            path => paths.push(path),
+        }
+    }
+    let [sizes, canisters, results, flamegraphs] = paths.as_slice() else {
+        return Err("--upgrade-trace needs ROWS[,ROWS...] <canister-dir> \
+                    <upgrade_results.yml> <flamegraph-dir>"
+            .into());
+    };
+    let rows = sizes
+        .split(',')
+        .map(|size| {
+            size.replace('_', "")
+                .parse()
+                .map_err(|_| format!("--upgrade-trace: not a number of rows: {size:?}"))
+        })
+        .collect::<Result<Vec<u64>, _>>()?;
+    upgrade_trace::run(
+        &rows,
+        &only,
+        Path::new(canisters),
+        Path::new(results),
+        Path::new(flamegraphs),
+        check,
+    )
 }
 
 /// Measures `selection` and writes `results`.

@@ -14,6 +14,10 @@ pub struct PageRow {
     pub memory: &'static str,
     /// The page's index in that memory.
     pub page: u64,
+    /// For an upgrade's heap pages, the instance whose heap it is in: `pre_upgrade` (the old
+    /// one) or `post_upgrade` (the fresh one); absent in a message of one instance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<&'static str>,
     /// What it holds: a heap region (stack, static data, heap) or the stable-memory
     /// structure at that offset.
     pub holds: String,
@@ -34,6 +38,7 @@ pub fn rows(canister: &Canister, touches: &[PageTouch]) -> Vec<PageRow> {
         .map(|touch| PageRow {
             memory: touch.memory.name(),
             page: touch.page,
+            instance: None,
             holds: match touch.memory {
                 MemoryKind::Heap => heap_holds(&heap, touch.page),
                 MemoryKind::Stable => stable_holds(stable, touch.page),
@@ -43,6 +48,22 @@ pub fn rows(canister: &Canister, touches: &[PageTouch]) -> Vec<PageRow> {
             instructions: touch.instructions,
         })
         .collect()
+}
+
+/// The page map of an upgrade's touches `touches` on `canister` (upgraded): [`rows`], each
+/// heap page named by the instance whose heap it is in. Both instances run the same Wasm,
+/// so the upgraded one's layout names the regions of both heaps.
+pub fn upgrade_rows(canister: &Canister, touches: &[PageTouch]) -> Vec<PageRow> {
+    let mut rows = rows(canister, touches);
+    for (row, touch) in rows.iter_mut().zip(touches) {
+        if touch.memory == MemoryKind::Heap {
+            row.instance = Some(match touch.instance {
+                0 => "pre_upgrade",
+                _ => "post_upgrade",
+            });
+        }
+    }
+    rows
 }
 
 /// The heap regions a page overlaps, in address order.

@@ -196,8 +196,14 @@ impl Run<'_> {
                     self.config.key,
                     workload.key()
                 );
-                let mut summary =
-                    summarize(&name, workload, &result, &trace, self.metering, flamegraphs)?;
+                let mut summary = summarize(
+                    &name,
+                    workload.method(),
+                    &result,
+                    &trace,
+                    self.metering,
+                    flamegraphs,
+                )?;
                 summary.page_map = crate::page_map::rows(&canister, trace.page_touches());
                 out.traces.insert(name, summary);
             }
@@ -321,17 +327,17 @@ fn check_reply(result: &CallResult, workload: Workload) -> Result<(), String> {
     }
 }
 
-/// The trace of a headline call: folded, checked against the message's instructions,
-/// drawn, and summarized.
-fn summarize(
+/// The trace of a headline call (or an upgrade) whose root frame is `root`: folded, checked
+/// against the message's instructions, drawn into `flamegraphs` as `<name>.svg`, and
+/// summarized.
+pub(crate) fn summarize(
     name: &str,
-    workload: Workload,
+    root: &str,
     result: &CallResult,
     trace: &Trace,
     metering: Metering,
     flamegraphs: &Path,
 ) -> Result<TraceSummary, String> {
-    let root = workload.method();
     let dirtied = result.breakdown.heap_pages_dirtied;
     let folded: Folded = trace
         .fold_with_heap_charge(root, dirtied.pages, dirtied.instructions)

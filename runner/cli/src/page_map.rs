@@ -103,6 +103,7 @@ mod tests {
         PageTouch {
             memory,
             page,
+            instance: 0,
             accessed_by: "reader".into(),
             written_by: written.then(|| "writer".into()),
             instructions: if written { 160_000 } else { 80_000 },
