@@ -21,6 +21,7 @@ import registry
 import report_calls
 import report_edge
 import report_sizes
+import report_upgrades
 
 # The engine configurations of the canbench suites: the registry's (canisters/engines.toml),
 # whose configuration keys are the suites' engine prefixes. This crate's engines are measured by
@@ -477,6 +478,9 @@ def main():
     # The size sweep's file sits there too (absent: no size part).
     size_results = Path(per_call_path).parent / "size_results.yml"
     lines += report_sizes.section(size_results, chart_dir, rel, svg_chart)
+    # And the upgrade traces' (absent: no upgrade part).
+    upgrade_results = Path(per_call_path).parent / "upgrade_results.yml"
+    lines += report_upgrades.section(upgrade_results, flamegraphs)
     lines += [
         "## The engines alone: the canbench suite",
         "",

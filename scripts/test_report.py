@@ -11,6 +11,7 @@ import report
 import report_calls
 import report_edge
 import report_node_cache
+import report_upgrades
 
 RESULTS = """benches:
   btree_insert_middle_10:
@@ -220,8 +221,68 @@ class ReadmeTest(unittest.TestCase):
         self.assertIn("| insert one user | 300,000 | 600,000 |", text)
 
 
-if __name__ == "__main__":
-    unittest.main()
+def _upgrade(instructions, heap_pre, heap_post, stable):
+    """An upgrade trace whose page map has `heap_pre` and `heap_post` heap pages (the first of
+    each written, by `save`; the rest read, by `dlfree` before the upgrade) and `stable` pages
+    read."""
+    def heap(instance, count, toucher):
+        return [{"memory": "heap", "instance": instance, "page": page, "holds": "heap",
+                 "accessed_by": "save" if page == 0 else toucher,
+                 "written_by": "save" if page == 0 else None,
+                 "instructions": 160_000 if page == 0 else 80_000} for page in range(count)]
+    page_map = heap("pre_upgrade", heap_pre, "dlfree") + heap("post_upgrade", heap_post, "open")
+    page_map += [{"memory": "stable", "page": page, "holds": "the engine's region",
+                  "accessed_by": "open", "written_by": None, "instructions": 80_000}
+                 for page in range(stable)]
+    groups = []
+    for row in page_map:
+        key = (row["memory"], row.get("instance"), row["holds"])
+        group = next((g for g in groups
+                      if (g["memory"], g.get("instance"), g["holds"]) == key), None)
+        if group is None:
+            group = {"memory": row["memory"], "holds": row["holds"], "pages": 0, "written": 0,
+                     "instructions": 0}
+            if row.get("instance"):
+                group["instance"] = row["instance"]
+            groups.append(group)
+        group["pages"] += 1
+        group["written"] += row["written_by"] is not None
+        group["instructions"] += row["instructions"]
+    return {"pages_by_holder": groups, "profile": "current", "instructions": instructions,
+            "flamegraph": f"upgrade_aged_x_{instructions}.svg", "top_inclusive": [],
+            "top_self": [], "page_map": page_map}
+
+
+class UpgradeSectionTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = Path(self.dir.name) / "upgrade_results.yml"
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_counts_each_instances_pages_and_names_the_commonest_first_toucher(self):
+        data = {"state": "aged", "upgrades": {
+            "page_tree": {10_000: _upgrade(5_000_000, 3, 3, 1)},
+            "sqlite_memory": {10_000: _upgrade(19_000_000, 5, 1, 2),
+                              1_000_000: _upgrade(182_000_000, 40, 1, 2)}}}
+        self.path.write_text(yaml.safe_dump(data))
+        text = "\n".join(report_upgrades.section(self.path, "flamegraphs"))
+        self.assertIn("### 10,000 rows", text)
+        self.assertIn("### 1,000,000 rows", text)
+        # Page tree: 3 heap pages before (one written), 3 after, 1 stable page.
+        self.assertIn("| Page tree | 5,000,000 | 3 (1 written): 320,000 | 3 (1 written): 320,000 "
+                      "| 1 (0 written): 80,000 | `dlfree` (2) | "
+                      "[svg](flamegraphs/upgrade_aged_x_5000000.svg) |", text)
+        self.assertIn("| 182,000,000 | 40 (1 written): 3,280,000 |", text)
+        self.assertIn("`dlfree` (39)", text)
+        # The 1,000,000-row table lists only the engine traced at that size.
+        million = text.split("### 1,000,000 rows")[1]
+        self.assertNotIn("Page tree", million)
+
+    def test_no_results_no_section(self):
+        self.assertEqual(report_upgrades.section(Path(self.dir.name) / "absent.yml", "f"), [])
+
 
 
 def _over(median):
@@ -313,3 +374,7 @@ class EdgeTest(unittest.TestCase):
 
     def test_no_results_no_section(self):
         self.assertEqual(report_edge.section(Path(self.dir.name) / "absent.yml"), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
