@@ -4,10 +4,11 @@
 //! Everything specific to an engine lives behind [`StorageEngine`], in the engine's own
 //! folder: its name, its configuration type, what its batch writes may cost (a
 //! [`WriteCost`]), how it opens in the stable memory the canister hands it
-//! ([`EngineStorage`]) and how it closes before an upgrade. The canister layer decides where
-//! in stable memory each engine lives, and the Candid service carries an engine's
-//! configuration as a variant with the engine's own case ([`EngineConfig`]), so an engine
-//! with settings of its own changes neither this trait nor another engine's `.did` file.
+//! ([`EngineStorage`]), how it closes, and what it does before an upgrade. The canister
+//! layer decides where in stable memory each engine lives, and the Candid service carries an
+//! engine's configuration as a variant with the engine's own case ([`EngineConfig`]), so an
+//! engine with settings of its own changes neither this trait nor another engine's `.did`
+//! file.
 
 use crate::error::StoreError;
 use crate::store::UserStore;
@@ -58,9 +59,19 @@ pub trait StorageEngine: UserStore + Sized {
     /// The engine's version: the library it is built on, with its version.
     fn version(&self) -> String;
 
-    /// Releases the store before an upgrade, flushing what it holds in the heap.
+    /// Releases the store, flushing what it holds in the heap: what a host that keeps no
+    /// heap between opens (an edge request, a test) calls before it opens the store again.
     fn close(self) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    /// What the store does in `pre_upgrade`, just before the IC discards the heap: by
+    /// default [`StorageEngine::close`]. An engine whose every commit is already whole in
+    /// stable memory, and whose open in the next Wasm instance needs nothing the close
+    /// writes, may leave its heap to the discard instead: its close then costs the upgrade
+    /// instructions and heap pages (docs/metering.md §6) for nothing.
+    fn before_upgrade(self) -> Result<(), StoreError> {
+        self.close()
     }
 }
 

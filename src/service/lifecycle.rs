@@ -1,7 +1,7 @@
 //! The install and upgrade lifecycle every store canister shares: settings chosen by the
 //! init argument and kept in stable memory ([`crate::settings`]), the store opened where the
-//! engine keeps it, and closed before an upgrade; and `canister_inspect_message`, the other
-//! system entry point.
+//! engine keeps it and handed to it before an upgrade; and `canister_inspect_message`, the
+//! other system entry point.
 
 use super::env::CallEnv;
 use super::StoreState;
@@ -37,9 +37,10 @@ pub fn post_upgrade<E: StorageEngine>(
     save_and_open(settings)
 }
 
-/// `pre_upgrade`: closes the store so it flushes what it holds in the heap.
+/// `pre_upgrade`: hands the store to its engine's [`StorageEngine::before_upgrade`] (a
+/// close that flushes what it holds in the heap, unless the engine has nothing to flush).
 pub fn pre_upgrade<E: StorageEngine>(state: StoreState<E>) -> Result<(), StoreError> {
-    state.into_store().close()
+    state.into_store().before_upgrade()
 }
 
 /// Places the store (refusing memory another layout owns, before anything is written),

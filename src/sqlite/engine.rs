@@ -65,7 +65,10 @@ impl StorageEngine for SqliteStore {
         SqlTable::version()
     }
 
-    /// Closes the connection so SQLite flushes what it holds.
+    /// Closes the connection so SQLite flushes what it holds. An upgrade closes it too (the
+    /// default [`StorageEngine::before_upgrade`]): with the connection left open, the next
+    /// Wasm instance found the database locked, its lock kept in the polyfill's file system
+    /// in stable memory (tried: docs/scale.md, "Where each engine stops").
     fn close(self) -> Result<(), StoreError> {
         SqliteStore::close(self)
     }

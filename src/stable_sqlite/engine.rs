@@ -63,4 +63,16 @@ impl StorageEngine for StableSqliteStore {
     fn close(self) -> Result<(), StoreError> {
         StableSqliteStore::close(self)
     }
+
+    /// Leaves the connection to the heap's discard, unclosed. The close has nothing to
+    /// write: when a message ends, its commit is whole in stable memory (`cache_spill` off,
+    /// the journal in the heap or none, the row count in the VFS header; see the module
+    /// [`crate::stable_sqlite`]), and the VFS keeps which files are open and locked only in
+    /// the heap, which the next Wasm instance starts without. What the close would do is
+    /// free the page cache, at a cost that grows with the cache (docs/scale.md, "Where each
+    /// engine stops"). An upgrade that fails restores the old heap, connection included.
+    fn before_upgrade(self) -> Result<(), StoreError> {
+        std::mem::forget(self);
+        Ok(())
+    }
 }

@@ -275,3 +275,70 @@ fn a_cache_smaller_than_the_table_evicts_and_keeps_every_row() {
         assert_eq!(store.count(), Ok(3_000 - 43));
     });
 }
+
+/// Every write a table sees between upgrades, with a batch that fails and rolls back last.
+fn write_everything(store: &mut StableSqliteStore) {
+    store
+        .insert_batch(&users((0..4_000).map(|n| n * 3)))
+        .unwrap();
+    store.insert(User::new(1, "one")).unwrap();
+    store.update_username(3, "three").unwrap();
+    store.delete(6).unwrap();
+    let renamed: Vec<User> = (100..400)
+        .map(|n| User::new(n * 3, format!("renamed-{n}")))
+        .collect();
+    store.update_batch(&renamed).unwrap();
+    store
+        .delete_batch(&(500..900).map(|n| n * 3).collect::<Vec<_>>())
+        .unwrap();
+    let mut clash = users(20_000..20_500);
+    clash.push(User::new(9, "taken"));
+    assert_eq!(
+        store.insert_batch(&clash),
+        Err(StoreError::DuplicateId { id: 9 })
+    );
+}
+
+/// `pre_upgrade` leaves this engine's connection unclosed
+/// ([`StorageEngine::before_upgrade`]): the close must have had nothing to write. So the
+/// Memory an upgrade leaves is the one a close leaves, byte for byte, and a fresh heap (here:
+/// the same Memory registered with the VFS under another name, as the next Wasm instance
+/// finds it) opens every row from it.
+#[test]
+fn an_upgrade_that_leaves_the_connection_unclosed_loses_nothing() {
+    for journal_mode in [JournalMode::Memory, JournalMode::Off] {
+        // The connection left unclosed keeps its name registered: one name per mode.
+        let name = |what: &str| format!("{what}-{journal_mode:?}.db");
+        let closed = VectorMemory::default();
+        let mut store =
+            StableSqliteStore::open(&name("closed"), closed.clone(), config(journal_mode)).unwrap();
+        write_everything(&mut store);
+        StorageEngine::close(store).unwrap();
+
+        let upgraded = VectorMemory::default();
+        let mut store =
+            StableSqliteStore::open(&name("upgraded"), upgraded.clone(), config(journal_mode))
+                .unwrap();
+        write_everything(&mut store);
+        let expected = store.page(None, 5_000).unwrap();
+        store.before_upgrade().unwrap();
+        assert!(bytes(&upgraded) == bytes(&closed), "{journal_mode:?}");
+
+        let store = StableSqliteStore::open(
+            &name("upgraded-next-instance"),
+            upgraded.clone(),
+            config(journal_mode),
+        )
+        .unwrap();
+        store.check_integrity().unwrap();
+        assert_eq!(store.count(), Ok(expected.len() as u64), "{journal_mode:?}");
+        assert_eq!(
+            store.page(None, 5_000).unwrap(),
+            expected,
+            "{journal_mode:?}"
+        );
+        assert_eq!(store.get(3), Ok(User::new(3, "three")));
+        assert_eq!(store.get(9), Ok(User::new(9, "user-9")));
+        assert_eq!(store.get(20_000), Err(StoreError::NotFound { id: 20_000 }));
+    }
+}

@@ -2,10 +2,10 @@
 //! `userstore::StableSqliteStore`).
 //!
 //! Built for wasm32-wasip1 against ic-rusqlite's precompiled SQLite and converted with
-//! wasi2ic, like the `sqlite` canister; but the database never touches ic-wasi-polyfill's
-//! file system: a VFS of the library reads and writes its pages in the canister's virtual
-//! memory `userstore::layout::STABLE_SQLITE_DATABASE_MEMORY_ID`, and the journal is kept in
-//! the heap. The library's lifecycle reopens the connection in `post_upgrade` with the
+//! wasi2ic, like `sqlite`; a VFS of the library keeps its pages in the virtual memory
+//! `userstore::layout::STABLE_SQLITE_DATABASE_MEMORY_ID`, never in the polyfill's files,
+//! and its journal in the heap. `pre_upgrade` leaves the connection open (every commit is
+//! in stable memory; `StorageEngine::before_upgrade`), and `post_upgrade` opens it with the
 //! configuration kept in stable memory or the one the upgrade argument gives.
 
 use userstore::StableSqliteStore;
