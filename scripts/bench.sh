@@ -35,9 +35,13 @@
 #                                    configuration of every engine and the peer on tables
 #                                    of 10,000 rows up to ROWS (default 1,000,000; the sizes
 #                                    are 10k, 30k, 100k, ..., 100M), merged into
-#                                    size_results.yml, then docs/RESULTS.md (docs/scale.md
-#                                    gives the time and memory each size takes; the full
-#                                    run measures the sizes up to 100,000 again)
+#                                    size_results.yml, then docs/RESULTS.md (docs/scale.md,
+#                                    "Measuring it here", gives the time and memory each
+#                                    size took here: half an hour for every engine's
+#                                    tables of 300,000 to 3 million rows, 16 to 112
+#                                    minutes a table at 30 million, an hour and 31 GB for
+#                                    the one 100-million-row table;
+#                                    the full run measures the sizes up to 100,000 again)
 #        scripts/bench.sh --check    run CI's subset of the per-call suite (the page tree's
 #                                    traced configuration, aged table, both profiles, with its
 #                                    flame graphs: bench-calls --check) and both canbench

@@ -31,6 +31,51 @@ WORKLOADS = [
     ("upgrade", "an upgrade to the same Wasm (pre_upgrade and post_upgrade, one message)"),
 ]
 
+# A short reading of each workload's curves (issue 26: a reading of each curve), in words
+# only: the figures are in the tables under it, and docs/scale.md reads each engine's.
+READINGS = {
+    "get_1": "The page tree is flat but for one step of one page, where its leaves no longer "
+             "fit the state's page (about 1.06 million rows aged, docs/floor.md \"At every "
+             "size\"): from there a lookup reads one index page. The B-tree climbs slowly, a "
+             "node's page each time the tree gains a level. SQLite on stable memory and on "
+             "the WASI polyfill climb most up to a few million rows and little after; the "
+             "ic-sqlite-vfs peer peaks at 100,000 to 300,000 rows and falls back.",
+    "get_missing_1": "The same curves as a get: an absent id costs the search that finds its "
+                     "place, and the page tree's absent id the leaf's search to its end.",
+    "insert_between_1": "The page tree steps as a get does, once, by the index pages of the id "
+                        "and of the name, and is flat after. The B-tree and the stable-memory "
+                        "SQLite climb with the tree's levels; SQLite (WASI) and the peer peak "
+                        "between 300,000 and 3 million rows and fall back at the largest sizes "
+                        "(docs/scale.md, engine by engine).",
+    "update_1": "A rename looks up three keys (the id, the old name, the new one): the page "
+                "tree's step is two or three index pages, the other engines climb as their "
+                "inserts do.",
+    "delete_1": "Two keys (the id and the name): the page tree steps by two index pages and is "
+                "flat after; the others climb as their inserts do.",
+    "insert_between_1000": "Per row, every engine climbs from the smallest table to about 3 "
+                           "million rows: the batch's ids are consecutive, but their names, in "
+                           "an order unrelated to the ids, land on more and more different "
+                           "pages of the name index as the table grows, until each name has "
+                           "a page of its own (docs/unique-names.md); past that the page tree "
+                           "is flat and the others climb more slowly, with their trees' levels.",
+    "insert_above_1000": "As the batch between ids: appending the ids is cheap in every "
+                         "engine, and the names spread over the name index as the table grows.",
+    "insert_scattered_1000": "The dearest batch per row and the steepest curve: scattered ids "
+                             "touch a page of rows and a page of names per row once the table "
+                             "has more leaves than the batch has rows.",
+    "page_100": "100 consecutive users are one or two leaves in the page tree and a few nodes "
+                "in the B-tree at any size: the page tree is flat but for its index step, the "
+                "B-tree climbs slowly with its levels. "
+                "The SQLite engines' cost moves with what their caches hold.",
+    "count": "A stored count in every engine: flat in the B-tree, the page tree and the "
+             "stable-memory SQLite; the two other SQLite engines read their count row "
+             "through SQLite's cache, so it moves with the table without growing with it.",
+    "upgrade": "Flat in every engine but SQLite on the WASI polyfill, whose close at "
+               "pre_upgrade grows with its cache's heap until the cache is full (a million rows) "
+               "and is flat after; the page tree's is highest where its one index page is "
+               "decoded into the heap (up to about 1.06 million rows) and lower past it.",
+}
+
 # ../shared/anchors.md A, second table: the forum post's code on a real 1,000,000-row table,
 # by rows really inserted in one transaction (cold, one query, the old meter).
 PUBLISHED_1M = {
@@ -119,7 +164,8 @@ def tables_section(data):
         configs = [c for c in configurations(data) if c in states]
         if not configs:
             continue
-        lines += [f"**{state.capitalize()} tables**: engine bytes per row / fill instructions per row", "",
+        lines += [f"**{state.capitalize()} tables**: engine bytes / stable bytes / fill "
+                  "instructions, per row", "",
                   "| rows | " + " | ".join(label[c] for c in configs) + " |",
                   "|---:" + "|---:" * len(configs) + "|"]
         sizes = sorted({rows for c in configs for rows in states[c]})
@@ -128,7 +174,8 @@ def tables_section(data):
             for config in configs:
                 table = states[config].get(rows)
                 cells.append("-" if table is None else
-                             f"{table['engine_bytes_per_row']:.1f} / {fmt(table['fill_instructions_per_row'])}")
+                             f"{table['engine_bytes_per_row']:.1f} / {table['stable_bytes_per_row']:.1f} / "
+                             f"{fmt(table['fill_instructions_per_row'])}")
             lines.append(f"| {rows:,} | " + " | ".join(cells) + " |")
         lines.append("")
     return lines
@@ -139,11 +186,16 @@ def seed_batches_section(data):
     if not batches:
         return []
     label = labels()
+    messages = sorted({(n, spread["messages"])
+                       for states in batches.values() for configs in states.values()
+                       for by_n in configs.values() for n, spread in by_n.items()})
+    counted = "; ".join(f"n = {n:,}: {m}" for n, m in messages)
     lines = ["### The seed's batch table, under today's meter", "",
              "`insert_users` of n new users between existing ids, one message, on the "
-             "1,000,000-row table: instructions **per row** (the message's mean over its rows, "
-             "3 messages after 1 unmeasured), under the IC's current meter and canbench's "
-             "(`pocketic-13`). The published figures (the forum post's code on a real "
+             "1,000,000-row table: each cell the mean **per row** and, after the slash, **per "
+             "message** (per row × n), under the IC's current meter and canbench's "
+             "(`pocketic-13`). Messages measured, after unmeasured ones (`bench-calls`' plan): "
+             f"{counted}. The published figures (the forum post's code on a real "
              "1,000,000-row table, `../shared/anchors.md` A) are per message of n rows, one "
              "query, cold, in the ascending table, under the old meter; beside them, ours under "
              "that meter on the ascending table, per message (per row × n).", ""]
@@ -154,11 +206,14 @@ def seed_batches_section(data):
             if not configs:
                 continue
             ns = sorted({n for c in configs for n in batches[profile][state][c]})
-            lines += [f"**{state.capitalize()} table, {title}**, per row", "",
+            lines += [f"**{state.capitalize()} table, {title}**, per row / per message", "",
                       "| n | " + " | ".join(label[c] for c in configs) + " |",
                       "|---:" + "|---:" * len(configs) + "|"]
             for n in ns:
-                cells = [fmt(batches[profile][state][c].get(n, {}).get("mean")) for c in configs]
+                cells = []
+                for config in configs:
+                    mean = batches[profile][state][config].get(n, {}).get("mean")
+                    cells.append(fmt(None) if mean is None else f"{fmt(mean)} / {fmt(mean * n)}")
                 lines.append(f"| {n:,} | " + " | ".join(cells) + " |")
             lines.append("")
     old = batches.get(PROFILE_OLD, {}).get("ascending", {})
@@ -172,31 +227,49 @@ def seed_batches_section(data):
                 lines.append(f"| {n:,} | {label[config]} | {fmt(figure_published)} | "
                              f"{fmt(None if ours is None else ours * n)} |")
         lines += ["", "The published SQLite is the WASI engine with the `MEMORY` journal and "
-                  "ic-rusqlite's defaults; ours is the same engine with the canister's defaults "
-                  "(16 KiB pages). Ours is a whole message (Candid argument and reply, the "
+                  "ic-rusqlite's defaults; ours is the same engine in the sweep's configuration of "
+                  "it (`sqlite_memory` in canisters/engines.toml: 4 KiB pages). Ours is a whole message (Candid argument and reply, the "
                   "canister's checks), theirs the insert loop of a bench.", ""]
     return lines
 
 
 def charts(data, chart_dir, svg_chart):
-    """One chart per workload: mean against rows, aged table, current meter."""
+    """One chart per workload and table state: mean against rows, current meter; and the
+    aged tables' bytes and fill instructions per row. Returns (state, title, file name)."""
     label = labels()
     made = []
     Path(chart_dir).mkdir(parents=True, exist_ok=True)
-    for workload, title in WORKLOADS:
+    for state in STATES:
+        suffix = "" if state == "aged" else f"_{state}"
+        for workload, title in WORKLOADS:
+            series = {}
+            for config in configurations(data):
+                points = []
+                for rows in sizes_of(data, PROFILE_CURRENT, state, config):
+                    spread = figure(data, PROFILE_CURRENT, state, config, rows, workload)
+                    if spread and spread["mean"] > 0:
+                        points.append((rows, spread["mean"]))
+                if points:
+                    series[label[config]] = points
+            name = f"size_{workload}{suffix}.svg"
+            if svg_chart(Path(chart_dir) / name,
+                         f"{workload}: instructions by table size ({state}, current meter)",
+                         series, "rows in the table", "instructions (mean)"):
+                made.append((state, title, name))
+    tables = data.get("tables", {}).get("aged", {})
+    for field, title, y_label in (
+            ("fill_instructions_per_row", "the fill's instructions per row", "instructions per row"),
+            ("engine_bytes_per_row", "the engine's stable bytes per row", "bytes per row")):
         series = {}
         for config in configurations(data):
-            points = []
-            for rows in sizes_of(data, PROFILE_CURRENT, "aged", config):
-                spread = figure(data, PROFILE_CURRENT, "aged", config, rows, workload)
-                if spread and spread["mean"] > 0:
-                    points.append((rows, spread["mean"]))
+            points = [(rows, table[field]) for rows, table in sorted(tables.get(config, {}).items())
+                      if table.get(field, 0) > 0]
             if points:
                 series[label[config]] = points
-        name = f"size_{workload}.svg"
-        if svg_chart(Path(chart_dir) / name, f"{workload}: instructions by table size (aged, current meter)",
-                     series, "rows in the table", "instructions (mean)"):
-            made.append((title, name))
+        name = f"size_{field}.svg"
+        if svg_chart(Path(chart_dir) / name, f"{title} by table size (aged)", series,
+                     "rows in the table", y_label):
+            made.append(("aged", title, name))
     return made
 
 
@@ -229,12 +302,16 @@ def section(path, chart_dir, chart_link, svg_chart):
         "[docs/scale.md](scale.md) says why, and where each engine stops.",
         "",
         "Each cell: the mean, and in brackets the p99, under the IC's current meter "
-        "(docs/metering.md §6). Charts (log-log, aged, current meter): "
-        + ", ".join(f"[{name[5:-4]}]({chart_link}/{name})" for _, name in made) + ".",
+        "(docs/metering.md §6). Charts (log-log, current meter), "
+        + "; ".join(f"{state}: " + ", ".join(f"[{name[5:-4]}]({chart_link}/{name})"
+                                              for shown, _, name in made if shown == state)
+                    for state in STATES if any(shown == state for shown, _, _ in made)) + ".",
         "",
     ]
     for workload, title in WORKLOADS:
         lines += [f"### {workload}: {title}", ""]
+        if workload in READINGS:
+            lines += [READINGS[workload], ""]
         for state in STATES:
             lines += [f"{state.capitalize()} table, current meter, mean (p99):", ""]
             lines += workload_table(data, PROFILE_CURRENT, state, workload, True)
