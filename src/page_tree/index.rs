@@ -10,10 +10,10 @@
 //!          first leaf (u64) and the group's page (u32)
 //! ```
 //!
-//! The heap holds the upper level, in the store itself (which a canister keeps in its
-//! 64 KiB-aligned state, so reading it touches no page of its own, docs/metering.md §6).
+//! The heap holds the upper level, in the store itself (which a canister keeps in the stack's
+//! page, so reading it touches no page of its own, docs/floor.md, docs/metering.md §6).
 //! A lookup binary-searches it, then searches the group's entries in stable memory with reads
-//! of a few bytes, interpolating as a leaf's search does ([`super::search`]), then the leaf:
+//! of a few bytes (a canister bisects; per request, [`super::search`] interpolates), then the leaf:
 //! stack, state, group, leaf. While the table is small enough that the
 //! whole lower level fits where the upper level goes (one group of at most
 //! [`INLINE_ENTRIES`] leaves, about 1.1 million users of 100-byte names with their name index,
