@@ -174,7 +174,8 @@ def tables_section(data):
             for config in configs:
                 table = states[config].get(rows)
                 cells.append("-" if table is None else
-                             f"{table['engine_bytes_per_row']:.1f} / {table['stable_bytes_per_row']:.1f} / "
+                             f"{table['engine_bytes_per_row']:.1f} / "
+                             f"{table['stable_bytes_per_row']:.1f} / "
                              f"{fmt(table['fill_instructions_per_row'])}")
             lines.append(f"| {rows:,} | " + " | ".join(cells) + " |")
         lines.append("")
@@ -227,9 +228,10 @@ def seed_batches_section(data):
                 lines.append(f"| {n:,} | {label[config]} | {fmt(figure_published)} | "
                              f"{fmt(None if ours is None else ours * n)} |")
         lines += ["", "The published SQLite is the WASI engine with the `MEMORY` journal and "
-                  "ic-rusqlite's defaults; ours is the same engine in the sweep's configuration of "
-                  "it (`sqlite_memory` in canisters/engines.toml: 4 KiB pages). Ours is a whole message (Candid argument and reply, the "
-                  "canister's checks), theirs the insert loop of a bench.", ""]
+                  "ic-rusqlite's defaults; ours is the same engine in the sweep's configuration "
+                  "of it (`sqlite_memory` in canisters/engines.toml: 4 KiB pages). Ours is a "
+                  "whole message (Candid argument and reply, the canister's checks), theirs the "
+                  "insert loop of a bench.", ""]
     return lines
 
 
@@ -258,7 +260,8 @@ def charts(data, chart_dir, svg_chart):
                 made.append((state, title, name))
     tables = data.get("tables", {}).get("aged", {})
     for field, title, y_label in (
-            ("fill_instructions_per_row", "the fill's instructions per row", "instructions per row"),
+            ("fill_instructions_per_row", "the fill's instructions per row",
+             "instructions per row"),
             ("engine_bytes_per_row", "the engine's stable bytes per row", "bytes per row")):
         series = {}
         for config in configurations(data):
@@ -279,6 +282,12 @@ def section(path, chart_dir, chart_link, svg_chart):
     if not data:
         return []
     made = charts(data, chart_dir, svg_chart)
+    chart_links = []
+    for state in STATES:
+        names = [name for shown, _, name in made if shown == state]
+        if names:
+            chart_links.append(f"{state}: " + ", ".join(f"[{name[5:-4]}]({chart_link}/{name})"
+                                                        for name in names))
     label = labels()
     measured = []
     for state in STATES:
@@ -303,9 +312,7 @@ def section(path, chart_dir, chart_link, svg_chart):
         "",
         "Each cell: the mean, and in brackets the p99, under the IC's current meter "
         "(docs/metering.md §6). Charts (log-log, current meter), "
-        + "; ".join(f"{state}: " + ", ".join(f"[{name[5:-4]}]({chart_link}/{name})"
-                                              for shown, _, name in made if shown == state)
-                    for state in STATES if any(shown == state for shown, _, _ in made)) + ".",
+        + "; ".join(chart_links) + ".",
         "",
     ]
     for workload, title in WORKLOADS:
