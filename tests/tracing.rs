@@ -11,9 +11,14 @@ use icrun::{Canister, Env, Limits, Options, Window};
 use icrun_cli::bench::BenchResult;
 use std::path::PathBuf;
 
-/// Every engine of the benchmark canister: its name for `seed`, and the prefix of its
-/// benches (the list the snapshot tool seeds from).
-const BENCH_ENGINES: [(&str, &str); 4] = userstore_benches::tables::SEEDED_ENGINES;
+/// Every engine of the registry but the peers, as the benchmark canister names it: its
+/// canister (the `seed` update's engine) and its traced configuration's key (the prefix of
+/// its benches).
+fn bench_engines() -> Vec<(&'static str, &'static str)> {
+    engine_registry::own_engines()
+        .map(|engine| (engine.canister.as_str(), engine.traced().key.as_str()))
+        .collect()
+}
 
 fn benches_wasm() -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/canisters/benches.wasm");
@@ -36,7 +41,7 @@ fn seeded(tracing: bool) -> Canister {
     let (mut canister, _) =
         Canister::install_with(&benches_wasm(), &[], anonymous, Env::default(), options)
             .expect("installs");
-    for engine in BENCH_ENGINES.map(|(seeded, _)| seeded) {
+    for (engine, _) in bench_engines() {
         let arg = Encode!(&engine, &"10k", &0u64, &10_000u64).expect("encodes");
         let reply = canister
             .update("seed", &arg, anonymous)
@@ -46,6 +51,54 @@ fn seeded(tracing: bool) -> Canister {
         assert_eq!(rows, Ok(10_000), "{engine}");
     }
     canister
+}
+
+/// The benchmark canister seeds exactly the registry's own engines, in the registry's order
+/// (the snapshot tool seeds its tables in the order `seeded_tables` gives), and names them
+/// all when it refuses an engine it does not know.
+#[test]
+fn the_benchmark_canister_seeds_the_registry_engines() {
+    let anonymous = Principal::anonymous();
+    let (mut canister, _) = Canister::install_with(
+        &benches_wasm(),
+        &[],
+        anonymous,
+        Env::default(),
+        Options::default(),
+    )
+    .expect("installs");
+    let reply = canister
+        .query("seeded_tables", &Encode!().expect("encodes"), anonymous)
+        .reply
+        .expect("answers");
+    let tables = Decode!(&reply, Vec<(String, String, u64)>).expect("decodes");
+    let registry: Vec<&str> = bench_engines()
+        .into_iter()
+        .map(|(engine, _)| engine)
+        .collect();
+    let sizes = ["10k", "100k", "1m"];
+    assert_eq!(tables.len(), sizes.len() * registry.len(), "{tables:?}");
+    for (tables, size) in tables.chunks(registry.len()).zip(sizes) {
+        let engines: Vec<&str> = tables
+            .iter()
+            .map(|(engine, _, _)| engine.as_str())
+            .collect();
+        assert_eq!(engines, registry, "the engines of the {size} tables");
+        assert!(
+            tables.iter().all(|(_, table, _)| table == size),
+            "{tables:?}"
+        );
+    }
+    let arg = Encode!(&"no-such-engine", &"10k", &0u64, &1u64).expect("encodes");
+    let reply = canister
+        .update("seed", &arg, anonymous)
+        .reply
+        .expect("answers");
+    let refused = Decode!(&reply, Result<u64, String>).expect("decodes");
+    let message = refused.expect_err("an unknown engine is refused");
+    for engine in &registry {
+        assert!(message.contains(engine), "{message}");
+    }
 }
 
 fn run_bench(canister: &mut Canister, bench: &str) -> BenchResult {
@@ -61,7 +114,7 @@ fn run_bench(canister: &mut Canister, bench: &str) -> BenchResult {
 fn traces_of_the_one_row_insert_add_up_to_the_bench_exactly() {
     let mut plain = seeded(false);
     let mut traced = seeded(true);
-    for (_, prefix) in BENCH_ENGINES {
+    for (_, prefix) in bench_engines() {
         let bench = &format!("{prefix}_rows_10k_insert_middle_1");
         let measured = run_bench(&mut plain, bench);
         traced.record_traces(true);

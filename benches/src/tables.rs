@@ -18,16 +18,6 @@ pub const USERNAME_ORDER: &str = "unrelated to the ids";
 /// Distance between two consecutive preloaded ids.
 pub const ID_STEP: u64 = 10;
 
-/// Every engine the benchmark canister seeds and measures: its name for the `seed` update,
-/// and the prefix of its benches (the SQLite tables in the journal mode they are seeded with,
-/// `MEMORY`). The snapshot tool seeds them, the tracing test traces them.
-pub const SEEDED_ENGINES: [(&str, &str); 4] = [
-    ("btree", "btree"),
-    ("sqlite", "sqlite_memory"),
-    ("stable-sqlite", "stable_sqlite_memory"),
-    ("page-tree", "page_tree"),
-];
-
 /// The sizes of preloaded table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TableSize {
