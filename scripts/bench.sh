@@ -34,7 +34,9 @@
 #                                    only the size sweep (bench-calls --sizes): one
 #                                    configuration of every engine and the peer on tables
 #                                    of 10,000 rows up to ROWS (default 1,000,000; the sizes
-#                                    are 10k, 30k, 100k, ..., 100M), merged into
+#                                    are 10k, 30k, 100k, ..., 100M; at 1,000,000 also the
+#                                    seed's batch table, with SQLite's PERSIST and OFF
+#                                    journals filled for it alone), merged into
 #                                    size_results.yml, then docs/RESULTS.md (docs/scale.md,
 #                                    "Measuring it here", gives the time and memory each
 #                                    size took here: half an hour for every engine's

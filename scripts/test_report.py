@@ -11,6 +11,7 @@ import report
 import report_calls
 import report_edge
 import report_node_cache
+import report_sizes
 import report_upgrades
 
 RESULTS = """benches:
@@ -283,6 +284,34 @@ class UpgradeSectionTest(unittest.TestCase):
     def test_no_results_no_section(self):
         self.assertEqual(report_upgrades.section(Path(self.dir.name) / "absent.yml", "f"), [])
 
+
+
+class SeedBatchTest(unittest.TestCase):
+    @staticmethod
+    def _spread(mean):
+        return {"messages": 3, "mean": mean, "p50": mean, "p90": mean, "p99": mean, "max": mean}
+
+    def test_a_configuration_measured_for_the_seed_alone_has_its_column_and_published_row(self):
+        spread = self._spread
+        data = {
+            "calls": {"current": {"aged": {"btree": {1_000_000: {"get_1": spread(9)}}}}},
+            "seed_batches": {"pocketic-13": {"ascending": {
+                "btree": {1: spread(200_000), 10: spread(160_000)},
+                "sqlite_persist": {1: spread(500_000), 10: spread(300_000)},
+            }}},
+        }
+        text = "\n".join(report_sizes.seed_batches_section(data))
+        # Its column, although the sweep's calls never measured it.
+        self.assertIn("| n | B-tree | SQLite PERSIST |", text)
+        self.assertIn("| 10 | 160,000 / 1,600,000 | 300,000 / 3,000,000 |", text)
+        # Beside the seed's published PERSIST column, per message.
+        self.assertIn("| 1 | SQLite PERSIST | 405,894 | 500,000 |", text)
+        self.assertIn("| 10 | SQLite PERSIST | 534,083 | 3,000,000 |", text)
+        # A published column with no measurement of ours says so.
+        self.assertIn("| 1 | SQLite OFF | 147,692 | - |", text)
+
+    def test_no_seed_batches_no_section(self):
+        self.assertEqual(report_sizes.seed_batches_section({"calls": {}}), [])
 
 
 def _over(median):

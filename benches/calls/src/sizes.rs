@@ -9,6 +9,10 @@
 //! table of exactly that many rows. The fill's own instructions, under the current meter, are
 //! reported per row with the stable memory the table takes.
 //!
+//! On the 1,000,000-row tables the sweep also measures the seed's batch table
+//! ([`SEED_BATCHES`]), for those configurations and for the journal modes the seed published
+//! besides ([`SEED_ONLY_CONFIGURATIONS`]), which are filled for it alone.
+//!
 //! Every table is also held to the rules at its size: after every measured upgrade the table
 //! is read back through the API ([`check_table`]), and under the current meter a sequence of
 //! writes and reads then runs against userstore's model, followed by another upgrade
@@ -75,6 +79,13 @@ pub const SEED_BATCHES: [usize; 6] = [1, 10, 50, 100, 1_000, 10_000];
 
 /// The table size of the seed's batch table.
 pub const SEED_BATCH_ROWS: u64 = 1_000_000;
+
+/// Configurations measured for the seed's batch table only, beside every engine's traced
+/// one: the journal modes of SQLite on the WASI polyfill that the seed's published table has
+/// columns for besides `MEMORY` (its "SQLite", ic-rusqlite's default `PERSIST`, and its "no
+/// journal", `OFF`; ../shared/anchors.md A), so that every published column has ours beside
+/// it. They are filled at [`SEED_BATCH_ROWS`] rows and measure nothing else.
+pub const SEED_ONLY_CONFIGURATIONS: [&str; 2] = ["sqlite_persist", "sqlite_off"];
 
 /// A batch workload's messages in the sweep: one unmeasured, then
 /// [`BATCH_MESSAGES_MEASURED`], so that the smallest table holds the rows they draw.
@@ -234,9 +245,24 @@ fn measure(canisters: &Path, sweep: &Sweep) -> Result<SizeResults, String> {
         .into_iter()
         .filter(|rows| (sweep.from..=sweep.up_to).contains(rows))
         .collect();
-    for engine in engine_registry::engines() {
-        let configuration = engine.traced();
+    for (engine, configuration) in engine_registry::configurations() {
+        let seed_only = SEED_ONLY_CONFIGURATIONS.contains(&configuration.key.as_str());
+        if configuration.key != engine.traced().key && !seed_only {
+            continue;
+        }
         if !sweep.only.is_empty() && !sweep.only.contains(&configuration.key) {
+            continue;
+        }
+        let sizes: Vec<u64> = if seed_only {
+            sizes
+                .iter()
+                .copied()
+                .filter(|rows| *rows == SEED_BATCH_ROWS)
+                .collect()
+        } else {
+            sizes.clone()
+        };
+        if sizes.is_empty() {
             continue;
         }
         let path = canisters.join(format!("{}.wasm", engine.canister));
@@ -253,30 +279,34 @@ fn measure(canisters: &Path, sweep: &Sweep) -> Result<SizeResults, String> {
                 let table_started = Instant::now();
                 let (base, table) = canister.filled(state, *rows)?;
                 let filled_in = table_started.elapsed();
-                out.tables
-                    .entry(state.name().to_string())
-                    .or_default()
-                    .entry(canister.key.to_string())
-                    .or_default()
-                    .insert(*rows, table);
-                for metering in PROFILES {
-                    let mut run = canister.run(&base, state, *rows, metering)?;
-                    let mut calls = BTreeMap::new();
-                    for workload in workloads() {
-                        calls.insert(workload.key(), run.workload(workload)?);
-                    }
-                    calls.insert(UPGRADE.to_string(), run.upgrade()?);
-                    if metering == Metering::Current {
-                        run.model_check()?;
-                    }
-                    out.calls
-                        .entry(metering.name().to_string())
-                        .or_default()
+                if !seed_only {
+                    out.tables
                         .entry(state.name().to_string())
                         .or_default()
                         .entry(canister.key.to_string())
                         .or_default()
-                        .insert(*rows, calls);
+                        .insert(*rows, table);
+                }
+                for metering in PROFILES {
+                    let mut run = canister.run(&base, state, *rows, metering)?;
+                    if !seed_only {
+                        let mut calls = BTreeMap::new();
+                        for workload in workloads() {
+                            calls.insert(workload.key(), run.workload(workload)?);
+                        }
+                        calls.insert(UPGRADE.to_string(), run.upgrade()?);
+                        if metering == Metering::Current {
+                            run.model_check()?;
+                        }
+                        out.calls
+                            .entry(metering.name().to_string())
+                            .or_default()
+                            .entry(state.name().to_string())
+                            .or_default()
+                            .entry(canister.key.to_string())
+                            .or_default()
+                            .insert(*rows, calls);
+                    }
                     if *rows != SEED_BATCH_ROWS {
                         continue;
                     }
@@ -452,6 +482,18 @@ mod tests {
         let sizes = &committed.calls["current"]["aged"]["page_tree"];
         assert_eq!(sizes[&10_000]["get_1"].mean, 3, "measured again");
         assert_eq!(sizes[&10_000_000]["get_1"].mean, 2, "kept");
+    }
+
+    #[test]
+    fn the_seed_only_configurations_are_registered_and_not_traced() {
+        // A traced configuration is measured at every size already; an unknown key would
+        // be measured nowhere.
+        for key in SEED_ONLY_CONFIGURATIONS {
+            let (engine, _) = engine_registry::configurations()
+                .find(|(_, configuration)| configuration.key == key)
+                .unwrap_or_else(|| panic!("{key} is not a configuration of the registry"));
+            assert_ne!(engine.traced().key, key, "{key} is measured at every size");
+        }
     }
 
     #[test]
