@@ -32,6 +32,7 @@ use crate::stats::Spread;
 use crate::storage::Storage;
 use crate::tables::{fill, TableState};
 use crate::workloads::{Ids, Mode, Workload, SCATTERED_BATCH};
+use engine_registry::{Configuration, Engine};
 use icrun::{Canister, CanisterSnapshot, Env, Metering, Options};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -237,34 +238,61 @@ fn merge(into: &mut SizeResults, measured: SizeResults) {
     }
 }
 
-/// Measures `sweep`.
-fn measure(canisters: &Path, sweep: &Sweep) -> Result<SizeResults, String> {
-    let started = Instant::now();
-    let mut out = SizeResults::default();
+/// A configuration of an engine of the registry and the table sizes it is measured at.
+type Planned = (&'static Engine, &'static Configuration, Vec<u64>);
+
+/// What `sweep` measures: each configuration with the sizes it is measured at, in the
+/// registry's order. Every engine's traced configuration at every size of the sweep, and the
+/// [`SEED_ONLY_CONFIGURATIONS`] at [`SEED_BATCH_ROWS`] alone; `--only` picks among them, and
+/// naming a configuration the sweep would measure at none of its sizes is an error (before
+/// any table is filled), not an empty run.
+fn subjects(sweep: &Sweep) -> Result<Vec<Planned>, String> {
     let sizes: Vec<u64> = SIZES
         .into_iter()
         .filter(|rows| (sweep.from..=sweep.up_to).contains(rows))
         .collect();
+    let mut subjects = Vec::new();
     for (engine, configuration) in engine_registry::configurations() {
-        let seed_only = SEED_ONLY_CONFIGURATIONS.contains(&configuration.key.as_str());
-        if configuration.key != engine.traced().key && !seed_only {
-            continue;
-        }
-        if !sweep.only.is_empty() && !sweep.only.contains(&configuration.key) {
-            continue;
-        }
-        let sizes: Vec<u64> = if seed_only {
+        let sizes: Vec<u64> = if configuration.key == engine.traced().key {
+            sizes.clone()
+        } else if SEED_ONLY_CONFIGURATIONS.contains(&configuration.key.as_str()) {
             sizes
                 .iter()
                 .copied()
                 .filter(|rows| *rows == SEED_BATCH_ROWS)
                 .collect()
         } else {
-            sizes.clone()
+            Vec::new()
         };
-        if sizes.is_empty() {
-            continue;
+        let picked = sweep.only.is_empty() || sweep.only.contains(&configuration.key);
+        if picked && !sizes.is_empty() {
+            subjects.push((engine, configuration, sizes));
         }
+    }
+    for key in &sweep.only {
+        if !subjects
+            .iter()
+            .any(|(_, configuration, _)| &configuration.key == key)
+        {
+            return Err(format!(
+                "--only {key}: the sweep measures it at none of its sizes from {} to {} rows \
+                 (it measures every engine's traced configuration at every size, and {} at \
+                 {SEED_BATCH_ROWS} rows only)",
+                sweep.from,
+                sweep.up_to,
+                SEED_ONLY_CONFIGURATIONS.join(" and ")
+            ));
+        }
+    }
+    Ok(subjects)
+}
+
+/// Measures `sweep`.
+fn measure(canisters: &Path, sweep: &Sweep) -> Result<SizeResults, String> {
+    let started = Instant::now();
+    let mut out = SizeResults::default();
+    for (engine, configuration, sizes) in subjects(sweep)? {
+        let seed_only = SEED_ONLY_CONFIGURATIONS.contains(&configuration.key.as_str());
         let path = canisters.join(format!("{}.wasm", engine.canister));
         let canister = Subject {
             key: &configuration.key,
@@ -494,6 +522,62 @@ mod tests {
                 .unwrap_or_else(|| panic!("{key} is not a configuration of the registry"));
             assert_ne!(engine.traced().key, key, "{key} is measured at every size");
         }
+    }
+
+    fn sweep(from: u64, up_to: u64, only: &[&str]) -> Sweep {
+        Sweep {
+            up_to,
+            from,
+            only: only.iter().map(|key| key.to_string()).collect(),
+            states: Vec::new(),
+        }
+    }
+
+    fn keys_and_sizes(sweep: &Sweep) -> Result<Vec<(String, Vec<u64>)>, String> {
+        subjects(sweep).map(|subjects| {
+            subjects
+                .into_iter()
+                .map(|(_, configuration, sizes)| (configuration.key.clone(), sizes))
+                .collect()
+        })
+    }
+
+    #[test]
+    fn the_seed_only_configurations_are_measured_at_the_seed_table_alone() {
+        let small = keys_and_sizes(&sweep(0, 30_000, &[])).expect("a sweep");
+        let traced: Vec<String> = engine_registry::engines()
+            .iter()
+            .map(|engine| engine.traced().key.clone())
+            .collect();
+        assert_eq!(
+            small.iter().map(|(key, _)| key.clone()).collect::<Vec<_>>(),
+            traced,
+            "below {SEED_BATCH_ROWS} rows only the traced configurations"
+        );
+        assert!(small.iter().all(|(_, sizes)| sizes == &[10_000, 30_000]));
+        let seed = keys_and_sizes(&sweep(0, 3_000_000, &["sqlite_persist", "page_tree"]))
+            .expect("a sweep");
+        assert_eq!(
+            seed,
+            vec![
+                ("sqlite_persist".to_string(), vec![SEED_BATCH_ROWS]),
+                (
+                    "page_tree".to_string(),
+                    vec![10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000]
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn naming_a_configuration_the_sweep_does_not_measure_is_an_error() {
+        for only in ["sqlite_wal", "no_such_key"] {
+            let error = subjects(&sweep(0, 100_000_000, &[only])).expect_err(only);
+            assert!(error.contains(only), "{error}");
+        }
+        // A seed-only configuration, on a sweep that stops below the seed's table.
+        let error = subjects(&sweep(0, 300_000, &["sqlite_off"])).expect_err("below 1M");
+        assert!(error.contains("sqlite_off"), "{error}");
     }
 
     #[test]
