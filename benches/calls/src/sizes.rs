@@ -246,12 +246,12 @@ type Planned = (&'static Engine, &'static Configuration, Vec<u64>);
 /// [`SEED_ONLY_CONFIGURATIONS`] at [`SEED_BATCH_ROWS`] alone; `--only` picks among them, and
 /// naming a configuration the sweep would measure at none of its sizes is an error (before
 /// any table is filled), not an empty run.
-fn subjects(sweep: &Sweep) -> Result<Vec<Planned>, String> {
+fn planned(sweep: &Sweep) -> Result<Vec<Planned>, String> {
     let sizes: Vec<u64> = SIZES
         .into_iter()
         .filter(|rows| (sweep.from..=sweep.up_to).contains(rows))
         .collect();
-    let mut subjects = Vec::new();
+    let mut planned = Vec::new();
     for (engine, configuration) in engine_registry::configurations() {
         let sizes: Vec<u64> = if configuration.key == engine.traced().key {
             sizes.clone()
@@ -266,11 +266,11 @@ fn subjects(sweep: &Sweep) -> Result<Vec<Planned>, String> {
         };
         let picked = sweep.only.is_empty() || sweep.only.contains(&configuration.key);
         if picked && !sizes.is_empty() {
-            subjects.push((engine, configuration, sizes));
+            planned.push((engine, configuration, sizes));
         }
     }
     for key in &sweep.only {
-        if !subjects
+        if !planned
             .iter()
             .any(|(_, configuration, _)| &configuration.key == key)
         {
@@ -284,14 +284,14 @@ fn subjects(sweep: &Sweep) -> Result<Vec<Planned>, String> {
             ));
         }
     }
-    Ok(subjects)
+    Ok(planned)
 }
 
 /// Measures `sweep`.
 fn measure(canisters: &Path, sweep: &Sweep) -> Result<SizeResults, String> {
     let started = Instant::now();
     let mut out = SizeResults::default();
-    for (engine, configuration, sizes) in subjects(sweep)? {
+    for (engine, configuration, sizes) in planned(sweep)? {
         let seed_only = SEED_ONLY_CONFIGURATIONS.contains(&configuration.key.as_str());
         let path = canisters.join(format!("{}.wasm", engine.canister));
         let canister = Subject {
@@ -534,8 +534,8 @@ mod tests {
     }
 
     fn keys_and_sizes(sweep: &Sweep) -> Result<Vec<(String, Vec<u64>)>, String> {
-        subjects(sweep).map(|subjects| {
-            subjects
+        planned(sweep).map(|planned| {
+            planned
                 .into_iter()
                 .map(|(_, configuration, sizes)| (configuration.key.clone(), sizes))
                 .collect()
@@ -572,11 +572,11 @@ mod tests {
     #[test]
     fn naming_a_configuration_the_sweep_does_not_measure_is_an_error() {
         for only in ["sqlite_wal", "no_such_key"] {
-            let error = subjects(&sweep(0, 100_000_000, &[only])).expect_err(only);
+            let error = planned(&sweep(0, 100_000_000, &[only])).expect_err(only);
             assert!(error.contains(only), "{error}");
         }
         // A seed-only configuration, on a sweep that stops below the seed's table.
-        let error = subjects(&sweep(0, 300_000, &["sqlite_off"])).expect_err("below 1M");
+        let error = planned(&sweep(0, 300_000, &["sqlite_off"])).expect_err("below 1M");
         assert!(error.contains("sqlite_off"), "{error}");
     }
 
