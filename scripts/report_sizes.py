@@ -96,21 +96,12 @@ def labels():
     return dict(registry.configuration_labels())
 
 
-def configurations(data):
-    """The configurations measured, in the registry's order."""
+def configurations(data, part="calls"):
+    """The configurations measured in `part` of the file (its calls, or its `seed_batches`,
+    which also holds those measured for that table alone: bench-calls'
+    SEED_ONLY_CONFIGURATIONS), in the registry's order."""
     measured = set()
-    for states in data.get("calls", {}).values():
-        for configs in states.values():
-            measured.update(configs)
-    return [key for key, _ in registry.configuration_labels() if key in measured]
-
-
-def seed_configurations(data):
-    """The configurations of the seed's batch table, in the registry's order: every one the
-    sweep measured, and those measured for that table alone (bench-calls'
-    SEED_ONLY_CONFIGURATIONS)."""
-    measured = set()
-    for states in data.get("seed_batches", {}).values():
+    for states in data.get(part, {}).values():
         for configs in states.values():
             measured.update(configs)
     return [key for key, _ in registry.configuration_labels() if key in measured]
@@ -219,7 +210,7 @@ def seed_batches_section(data):
              "that meter on the ascending table, per message (per row × n).", ""]
     for profile, title in ((PROFILE_CURRENT, "current meter"), (PROFILE_OLD, "canbench's meter")):
         for state in STATES:
-            configs = [c for c in seed_configurations(data)
+            configs = [c for c in configurations(data, "seed_batches")
                        if c in batches.get(profile, {}).get(state, {})]
             if not configs:
                 continue
