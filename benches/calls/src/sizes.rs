@@ -239,7 +239,14 @@ fn merge(into: &mut SizeResults, measured: SizeResults) {
 }
 
 /// A configuration of an engine of the registry and the table sizes it is measured at.
-type Planned = (&'static Engine, &'static Configuration, Vec<u64>);
+#[derive(Debug)]
+struct Planned {
+    engine: &'static Engine,
+    configuration: &'static Configuration,
+    sizes: Vec<u64>,
+    /// One of [`SEED_ONLY_CONFIGURATIONS`]: its tables serve the seed's batch table alone.
+    seed_only: bool,
+}
 
 /// What `sweep` measures: each configuration with the sizes it is measured at, in the
 /// registry's order. Every engine's traced configuration at every size of the sweep, and the
@@ -253,9 +260,10 @@ fn planned(sweep: &Sweep) -> Result<Vec<Planned>, String> {
         .collect();
     let mut planned = Vec::new();
     for (engine, configuration) in engine_registry::configurations() {
+        let seed_only = SEED_ONLY_CONFIGURATIONS.contains(&configuration.key.as_str());
         let sizes: Vec<u64> = if configuration.key == engine.traced().key {
             sizes.clone()
-        } else if SEED_ONLY_CONFIGURATIONS.contains(&configuration.key.as_str()) {
+        } else if seed_only {
             sizes
                 .iter()
                 .copied()
@@ -266,13 +274,18 @@ fn planned(sweep: &Sweep) -> Result<Vec<Planned>, String> {
         };
         let picked = sweep.only.is_empty() || sweep.only.contains(&configuration.key);
         if picked && !sizes.is_empty() {
-            planned.push((engine, configuration, sizes));
+            planned.push(Planned {
+                engine,
+                configuration,
+                sizes,
+                seed_only,
+            });
         }
     }
     for key in &sweep.only {
         if !planned
             .iter()
-            .any(|(_, configuration, _)| &configuration.key == key)
+            .any(|planned| &planned.configuration.key == key)
         {
             return Err(format!(
                 "--only {key}: the sweep measures it at none of its sizes from {} to {} rows \
@@ -291,8 +304,13 @@ fn planned(sweep: &Sweep) -> Result<Vec<Planned>, String> {
 fn measure(canisters: &Path, sweep: &Sweep) -> Result<SizeResults, String> {
     let started = Instant::now();
     let mut out = SizeResults::default();
-    for (engine, configuration, sizes) in planned(sweep)? {
-        let seed_only = SEED_ONLY_CONFIGURATIONS.contains(&configuration.key.as_str());
+    for Planned {
+        engine,
+        configuration,
+        sizes,
+        seed_only,
+    } in planned(sweep)?
+    {
         let path = canisters.join(format!("{}.wasm", engine.canister));
         let canister = Subject {
             key: &configuration.key,
@@ -537,7 +555,7 @@ mod tests {
         planned(sweep).map(|planned| {
             planned
                 .into_iter()
-                .map(|(_, configuration, sizes)| (configuration.key.clone(), sizes))
+                .map(|planned| (planned.configuration.key.clone(), planned.sizes))
                 .collect()
         })
     }
