@@ -30,17 +30,27 @@ fn benches_wasm() -> Vec<u8> {
     })
 }
 
+/// The benchmark canister, installed with `options` and no tables.
+fn installed(options: Options) -> Canister {
+    let (canister, _) = Canister::install_with(
+        &benches_wasm(),
+        &[],
+        Principal::anonymous(),
+        Env::default(),
+        options,
+    )
+    .expect("installs");
+    canister
+}
+
 /// The benchmark canister with its 10,000-row tables, with or without trace hooks.
 fn seeded(tracing: bool) -> Canister {
-    let options = Options {
+    let anonymous = Principal::anonymous();
+    let mut canister = installed(Options {
         limits: Limits::unlimited(),
         tracing,
         ..Options::default()
-    };
-    let anonymous = Principal::anonymous();
-    let (mut canister, _) =
-        Canister::install_with(&benches_wasm(), &[], anonymous, Env::default(), options)
-            .expect("installs");
+    });
     for (engine, _) in bench_engines() {
         let arg = Encode!(&engine, &"10k", &0u64, &10_000u64).expect("encodes");
         let reply = canister
@@ -59,14 +69,7 @@ fn seeded(tracing: bool) -> Canister {
 #[test]
 fn the_benchmark_canister_seeds_the_registry_engines() {
     let anonymous = Principal::anonymous();
-    let (mut canister, _) = Canister::install_with(
-        &benches_wasm(),
-        &[],
-        anonymous,
-        Env::default(),
-        Options::default(),
-    )
-    .expect("installs");
+    let mut canister = installed(Options::default());
     let reply = canister
         .query("seeded_tables", &Encode!().expect("encodes"), anonymous)
         .reply
