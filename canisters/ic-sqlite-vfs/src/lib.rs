@@ -1,9 +1,9 @@
 //! The user-table canister over ic-sqlite-vfs 2.1 (see [`engine`]): a peer measured beside
-//! userstore's own engines, with the same Candid service.
+//! userstore's engines, with their Candid service and their state in the stack's page (build.rs).
 
 pub mod engine;
 #[cfg(not(feature = "canbench"))]
-userstore::export_user_table_api!(engine::IcSqliteVfsStore);
+userstore::export_user_table_api!(engine::IcSqliteVfsStore, state_beside_stack);
 
 ic_cdk::export_candid!();
 
