@@ -10,18 +10,18 @@
 //! The bench canister (feature `canbench`) has no service and so no state to place: it is
 //! linked as before, and its suite's figures stay the ones measured.
 
-/// The stack's bytes in its top page.
-const STACK_ROOM: u32 = 60 * 1024;
-
 // The layout's code, compiled in rather than depended on (`canisters/canister-link` says why).
 #[path = "../canister-link/src/lib.rs"]
 mod canister_link;
 
 fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=../canister-link/src/lib.rs");
     if std::env::var_os("CARGO_FEATURE_CANBENCH").is_some() {
+        // Linked as rustc links by default.
+        for line in canister_link::rerun_lines() {
+            println!("{line}");
+        }
         return;
     }
-    canister_link::link_state_beside_stack(STACK_ROOM);
+    // The stack's bytes in its top page.
+    canister_link::link_state_beside_stack(60 * 1024);
 }

@@ -5,15 +5,11 @@
 //! need (docs/floor.md, "The state in the stack's page", measured there). The state, the page
 //! tree's index, gets the other 60 KiB.
 
-/// The stack's bytes in its top page.
-const STACK_ROOM: u32 = 4 * 1024;
-
 // The layout's code, compiled in rather than depended on (`canisters/canister-link` says why).
 #[path = "../canister-link/src/lib.rs"]
 mod canister_link;
 
 fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=../canister-link/src/lib.rs");
-    canister_link::link_state_beside_stack(STACK_ROOM);
+    // The stack's bytes in its top page.
+    canister_link::link_state_beside_stack(4 * 1024);
 }

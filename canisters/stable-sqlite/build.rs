@@ -7,15 +7,11 @@
 //! its file, the writers and the limits) fits the other 4 KiB, which the macro checks when the
 //! canister compiles.
 
-/// The stack's bytes in its top page.
-const STACK_ROOM: u32 = 60 * 1024;
-
 // The layout's code, compiled in rather than depended on (`canisters/canister-link` says why).
 #[path = "../canister-link/src/lib.rs"]
 mod canister_link;
 
 fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=../canister-link/src/lib.rs");
-    canister_link::link_state_beside_stack(STACK_ROOM);
+    // The stack's bytes in its top page.
+    canister_link::link_state_beside_stack(60 * 1024);
 }

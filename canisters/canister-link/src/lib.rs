@@ -10,6 +10,9 @@
 //! which the macro checks the state against when the canister compiles (a canister linked
 //! otherwise traps at install, saying so).
 //!
+//! A build script's lines start with [`rerun_lines`]: cargo runs it again when it or this file
+//! changes, and only then.
+//!
 //! The build scripts compile this file as a module of their own (`#[path]`), not as a
 //! build-dependency: a dependency enters the hash cargo gives the canister crate's symbols,
 //! which reorders the Wasm's functions and moves the instructions of its upgrade, where the
@@ -25,6 +28,18 @@ pub const STACK_PAGE_START: u32 = 0xF_0000;
 
 /// Where the module's data starts (`--global-base`): the next 64 KiB boundary.
 pub const DATA_START: u32 = STACK_PAGE_START + PAGE_BYTES;
+
+/// The files a canister's build script reads, relative to its crate: the script itself and
+/// this file, which it compiles in.
+pub const WATCHED: [&str; 2] = ["build.rs", "../canister-link/src/lib.rs"];
+
+/// The lines that tell cargo to run the build script again when one of [`WATCHED`] changes.
+pub fn rerun_lines() -> Vec<String> {
+    WATCHED
+        .iter()
+        .map(|file| format!("cargo:rerun-if-changed={file}"))
+        .collect()
+}
 
 /// Why a layout cannot be linked.
 #[derive(Debug, PartialEq, Eq)]
@@ -56,15 +71,16 @@ impl Layout {
         })
     }
 
-    /// The build script's lines: `USERSTORE_STATE_ROOM` for every target, and the link
-    /// arguments for a Wasm target only (`target_family` is Cargo's
+    /// The build script's lines: [`rerun_lines`] and `USERSTORE_STATE_ROOM` for every target,
+    /// and the link arguments for a Wasm target only (`target_family` is Cargo's
     /// `CARGO_CFG_TARGET_FAMILY`): a canister crate's native builds, its tests, are not linked
     /// so.
     pub fn cargo_lines(&self, target_family: &str) -> Vec<String> {
-        let mut lines = vec![format!(
+        let mut lines = rerun_lines();
+        lines.push(format!(
             "cargo:rustc-env=USERSTORE_STATE_ROOM={}",
             self.state_room
-        )];
+        ));
         if target_family.split(',').any(|family| family == "wasm") {
             lines.push(format!(
                 "cargo:rustc-link-arg-cdylib=-zstack-size={}",
@@ -121,6 +137,8 @@ mod tests {
         assert_eq!(
             layout.cargo_lines("wasm"),
             [
+                "cargo:rerun-if-changed=build.rs",
+                "cargo:rerun-if-changed=../canister-link/src/lib.rs",
                 "cargo:rustc-env=USERSTORE_STATE_ROOM=61440",
                 "cargo:rustc-link-arg-cdylib=-zstack-size=987136",
                 "cargo:rustc-link-arg-cdylib=--global-base=1048576",
@@ -128,7 +146,11 @@ mod tests {
         );
         assert_eq!(
             layout.cargo_lines("unix"),
-            ["cargo:rustc-env=USERSTORE_STATE_ROOM=61440"]
+            [
+                "cargo:rerun-if-changed=build.rs",
+                "cargo:rerun-if-changed=../canister-link/src/lib.rs",
+                "cargo:rustc-env=USERSTORE_STATE_ROOM=61440",
+            ]
         );
     }
 }
