@@ -20,7 +20,16 @@
 /// `export_user_table_api!(Engine, state_beside_stack)` keeps it above the stack, in the page
 /// every message touches anyway, for a canister linked with room for it there
 /// (`userstore::service::state_slot`, which says how): one page fewer for every call
-/// under the IC's current meter.
+/// under the IC's current meter. Every store canister of this workspace uses the second
+/// form; the first, which needs no `build.rs`, is compiled here:
+///
+/// ```no_run
+/// # #[cfg(feature = "canister")]
+/// # mod canister {
+/// userstore::export_user_table_api!(userstore::BTreeCanisterStore);
+/// # }
+/// # fn main() {}
+/// ```
 #[macro_export]
 macro_rules! export_user_table_api {
     ($engine:ty) => {
