@@ -16,7 +16,7 @@ mod canister_link;
 
 fn main() {
     if std::env::var_os("CARGO_FEATURE_CANBENCH").is_some() {
-        // Linked as rustc links by default.
+        // No link arguments (linked as rustc links by default): only the rerun lines.
         for line in canister_link::rerun_lines() {
             println!("{line}");
         }
