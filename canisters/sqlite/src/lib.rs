@@ -11,27 +11,23 @@ use userstore::SqliteStore;
 userstore::export_user_table_api!(SqliteStore, state_beside_stack);
 
 /// The 64 KiB page the state had before it moved beside the stack (`build.rs`), kept in the
-/// module's data and never read or written. The statics after it and the heap stay where
-/// they were, so SQLite's buffers keep their offsets in their pages and each call touches the
-/// pages it did but the state's: moved 70 KiB lower without it, some calls touched other
-/// pages in its place (docs/floor.md, "The state in the stack's page"). A page never touched
-/// costs nothing (docs/metering.md §6).
-#[cfg(target_family = "wasm")]
-#[repr(C, align(65536))]
-struct FormerStatePage([u8; 65536]);
-
-/// The page itself, in the module's writable data where the state was: at its start, 64 KiB
-/// aligned, the rest of the data after it (read from the Wasm's data segments; the committed
-/// figures, which CI measures again, move if it ever lands elsewhere). A `static` that is not
-/// `mut` would go to the read-only data, and a zeroed one to the zero-initialized section
-/// after the data, hence `mut` and the first byte.
+/// module's writable data where the state was and never read or written. The statics after
+/// it and the heap stay where they were, so SQLite's buffers keep their offsets in their pages
+/// and each call touches the pages it did but the state's: moved 70 KiB lower without it, some
+/// calls touched other pages in its place (docs/floor.md, "The state in the stack's page"). A
+/// page never touched costs nothing (docs/metering.md §6). It lands at the start of the
+/// writable data, 64 KiB aligned, the rest of the data after it (read from the Wasm's data
+/// segments; the committed figures, which CI measures again, move if it ever lands
+/// elsewhere). A `static` that is not `mut` would go to the read-only data, and a zeroed one
+/// to the zero-initialized section after the data, hence `mut` and the first byte.
 #[cfg(target_family = "wasm")]
 #[used]
-static mut FORMER_STATE_PAGE: FormerStatePage = FormerStatePage({
-    let mut bytes = [0; 65536];
-    bytes[0] = 1;
-    bytes
-});
+static mut FORMER_STATE_PAGE: userstore::service::PageAligned<[u8; 65536]> =
+    userstore::service::PageAligned({
+        let mut bytes = [0; 65536];
+        bytes[0] = 1;
+        bytes
+    });
 
 ic_cdk::export_candid!();
 
